@@ -1,0 +1,137 @@
+#include "format/time.h"
+
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+
+namespace tracetable {
+namespace {
+
+constexpr __int128 kMaxAbsPs = static_cast<__int128>(INT64_MAX) * 1000;
+
+absl::Status NotANumber(std::string_view text, std::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("expected a time number, got '", text.substr(0, 40), "': ", why));
+}
+
+}  // namespace
+
+absl::StatusOr<NsPs> ParseTimeText(std::string_view text, int64_t ps_per_unit) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) {
+    negative = text[i] == '-';
+    ++i;
+  }
+  // Collect significant digits as mantissa * 10^exp10, keeping at most 36
+  // digits (more cannot change a picosecond value below 1e36 ps).
+  __int128 mantissa = 0;
+  int exp10 = 0;
+  int digits = 0;
+  bool any = false;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    any = true;
+    if (digits < 36) {
+      mantissa = mantissa * 10 + (text[i] - '0');
+      if (mantissa != 0) ++digits;
+    } else {
+      ++exp10;
+    }
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      any = true;
+      if (digits < 36) {
+        mantissa = mantissa * 10 + (text[i] - '0');
+        if (mantissa != 0) ++digits;
+        --exp10;
+      }
+    }
+  }
+  if (!any) return NotANumber(text, "no digits");
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool eneg = false;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) {
+      eneg = text[i] == '-';
+      ++i;
+    }
+    int e = 0;
+    bool edigits = false;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      edigits = true;
+      if (e < 100000) e = e * 10 + (text[i] - '0');
+    }
+    if (!edigits) return NotANumber(text, "exponent has no digits");
+    exp10 += eneg ? -e : e;
+  }
+  if (i != text.size()) return NotANumber(text, "unexpected character");
+
+  // value_ps = mantissa * 10^exp10 * ps_per_unit
+  __int128 ps = mantissa * ps_per_unit;
+  if (mantissa != 0) {
+    if (exp10 > 0) {
+      for (int k = 0; k < exp10; ++k) {
+        if (ps > kMaxAbsPs) return NotANumber(text, "out of range");
+        ps *= 10;
+      }
+      if (ps > kMaxAbsPs) return NotANumber(text, "out of range");
+    } else {
+      for (int k = 0; k < -exp10 && ps != 0; ++k) {
+        // Truncation toward -inf for negatives is handled below.
+        if (negative && ps % 10 != 0) {
+          ps = ps / 10 + 1;
+        } else {
+          ps /= 10;
+        }
+      }
+    }
+  }
+  if (ps > kMaxAbsPs) return NotANumber(text, "out of range");
+  if (negative) ps = -ps;
+  NsPs out;
+  __int128 ns = ps / 1000;
+  __int128 rem = ps % 1000;
+  if (rem < 0) {
+    rem += 1000;
+    ns -= 1;
+  }
+  out.ns = static_cast<int64_t>(ns);
+  out.ps = static_cast<int32_t>(rem);
+  return out;
+}
+
+absl::StatusOr<NsPs> ParseMicros(std::string_view text) {
+  return ParseTimeText(text, 1'000'000);
+}
+
+std::string FormatMicros(__int128 ps) {
+  bool negative = ps < 0;
+  unsigned __int128 v = negative ? static_cast<unsigned __int128>(-ps)
+                                 : static_cast<unsigned __int128>(ps);
+  unsigned __int128 whole = v / 1'000'000;
+  uint64_t frac = static_cast<uint64_t>(v % 1'000'000);
+  std::string digits;
+  if (whole == 0) digits = "0";
+  while (whole > 0) {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(whole % 10)));
+    whole /= 10;
+  }
+  std::string out = negative ? "-" : "";
+  out += digits;
+  if (frac != 0) {
+    char buf[8];
+    for (int k = 5; k >= 0; --k) {
+      buf[k] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    int len = 6;
+    while (len > 0 && buf[len - 1] == '0') --len;
+    out += '.';
+    out.append(buf, len);
+  }
+  return out;
+}
+
+}  // namespace tracetable
