@@ -1,0 +1,44 @@
+// LevelDB keys of a .tracetable. Every integer in a key is big-endian so that
+// byte order is numeric order: all tiles of one track sort together, then by
+// section, level and time bucket, so a window on one track is a few
+// contiguous range scans. docs/format.md has the byte layout.
+#ifndef TRACETABLE_FORMAT_KEYS_H_
+#define TRACETABLE_FORMAT_KEYS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tracetable {
+
+constexpr char kMetaKey[] = "M";
+constexpr char kResourcesKey[] = "R";
+constexpr char kStringPrefix = 'S';
+constexpr char kTilePrefix = 'T';
+constexpr char kArgsPrefix = 'A';
+
+// A track's tiles come in two sections: events of one duration class, and
+// summaries of one zoom level.
+enum class TileSection : uint8_t { kEvents = 'E', kSummaries = 'S' };
+
+struct TileKey {
+  uint32_t track = 0;
+  TileSection section = TileSection::kEvents;
+  uint8_t level = 0;
+  uint64_t bucket = 0;
+};
+
+std::string StringChunkKey(uint32_t chunk);
+std::string ArgsKey(uint64_t event_id);
+std::string EncodeTileKey(const TileKey& key);
+// False if `key` is not a well-formed tile key.
+bool DecodeTileKey(std::string_view key, TileKey* out);
+
+void PutBigEndian32(std::string* dst, uint32_t v);
+void PutBigEndian64(std::string* dst, uint64_t v);
+uint32_t GetBigEndian32(const char* p);
+uint64_t GetBigEndian64(const char* p);
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_FORMAT_KEYS_H_

@@ -1,0 +1,47 @@
+// Zoom levels and duration classes.
+//
+// Level k >= 1 has resolution Resolution(k) = 1 ns * 4^(k-1) (in ps); level 0
+// has resolution 0. An event of duration d belongs to exactly one duration
+// class: the largest k with Resolution(k) <= d (class 0 for d < 1 ns). Events
+// are stored once, in the tiles of their class. Level k also has summary
+// tiles: for every bin of width Resolution(k), per lane and kind, the events
+// shorter than Resolution(k) (classes < k).
+//
+// A query at resolution R reads level L = LevelForResolution(R): the events of
+// classes >= L, which are all at least Resolution(L) long, and the summaries
+// of level L. Tiles cover kBinsPerTile bins, so a window of ~2000 pixels
+// touches a few tiles per class.
+#ifndef TRACETABLE_FORMAT_LEVELS_H_
+#define TRACETABLE_FORMAT_LEVELS_H_
+
+#include <cstdint>
+
+namespace tracetable {
+
+constexpr int kMaxLevels = 22;  // Resolution(21) = 4^20 ns ~ 18 min
+constexpr int64_t kBinsPerTile = 1024;
+constexpr int64_t kClass0BucketPs = int64_t{65536} * 1000;  // 65.5 us
+
+constexpr int64_t Resolution(int level) {
+  return level <= 0 ? 0 : int64_t{1000} << (2 * (level - 1));
+}
+
+// Class of a duration in ps, capped at num_levels - 1.
+int DurationClass(int64_t dur_ps, int num_levels);
+
+// Width of one event tile of class c, or one summary tile of level c.
+constexpr int64_t BucketWidth(int level) {
+  return level <= 0 ? kClass0BucketPs : Resolution(level) * kBinsPerTile;
+}
+
+// Level a query at resolution `res_ps` reads: the largest level whose
+// resolution is <= res_ps, capped at num_levels - 1.
+int LevelForResolution(int64_t res_ps, int num_levels);
+
+// Number of levels for a table whose events span `span_ps`: enough that the
+// top level's resolution covers the whole span.
+int NumLevelsForSpan(int64_t span_ps);
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_FORMAT_LEVELS_H_

@@ -1,0 +1,116 @@
+#include "format/tile_codec.h"
+
+#include "absl/strings/str_cat.h"
+#include "format/tracetable.pb.h"
+
+namespace tracetable {
+namespace {
+
+// Fills `column` only if some row differs from the default.
+template <typename Column, typename Get>
+void PutColumn(const std::vector<TileRow>& rows, Column* column, Get get) {
+  bool any = false;
+  for (const TileRow& r : rows) {
+    if (get(r) != decltype(get(r)){}) {
+      any = true;
+      break;
+    }
+  }
+  if (!any) return;
+  column->Reserve(static_cast<int>(rows.size()));
+  for (const TileRow& r : rows) column->Add(get(r));
+}
+
+template <typename Column>
+bool ColumnFits(const Column& column, size_t n) {
+  return column.empty() || static_cast<size_t>(column.size()) == n;
+}
+
+}  // namespace
+
+std::string EncodeTile(const std::vector<TileRow>& rows, int64_t bucket_start,
+                       bool summary) {
+  proto::Tile tile;
+  tile.mutable_ts_delta()->Reserve(static_cast<int>(rows.size()));
+  int64_t prev_ts = bucket_start;
+  uint64_t prev_id = 0;
+  for (const TileRow& r : rows) {
+    tile.add_ts_delta(r.ts - prev_ts);
+    prev_ts = r.ts;
+  }
+  bool any_id = false;
+  for (const TileRow& r : rows) any_id |= (r.id != 0);
+  if (any_id) {
+    for (const TileRow& r : rows) {
+      tile.add_id_delta(static_cast<int64_t>(r.id - prev_id));
+      prev_id = r.id;
+    }
+  }
+  PutColumn(rows, tile.mutable_dur(), [](const TileRow& r) { return static_cast<uint64_t>(r.dur); });
+  PutColumn(rows, tile.mutable_name(), [](const TileRow& r) { return r.name; });
+  PutColumn(rows, tile.mutable_cat(), [](const TileRow& r) { return r.cat; });
+  PutColumn(rows, tile.mutable_lane(), [](const TileRow& r) { return r.lane; });
+  PutColumn(rows, tile.mutable_kind(), [](const TileRow& r) { return static_cast<uint32_t>(r.kind); });
+  PutColumn(rows, tile.mutable_flags(), [](const TileRow& r) { return r.flags; });
+  PutColumn(rows, tile.mutable_flow_id(), [](const TileRow& r) { return r.flow_id; });
+  PutColumn(rows, tile.mutable_flow_out(), [](const TileRow& r) { return r.flow_out; });
+  PutColumn(rows, tile.mutable_flow_in(), [](const TileRow& r) { return r.flow_in; });
+  PutColumn(rows, tile.mutable_value(), [](const TileRow& r) { return r.value; });
+  if (summary) {
+    PutColumn(rows, tile.mutable_count(), [](const TileRow& r) { return r.count; });
+    PutColumn(rows, tile.mutable_covered(), [](const TileRow& r) { return r.covered; });
+    PutColumn(rows, tile.mutable_longest_dur(), [](const TileRow& r) { return static_cast<uint64_t>(r.longest_dur); });
+  }
+  return tile.SerializeAsString();
+}
+
+absl::Status DecodeTile(std::string_view bytes, int64_t bucket_start,
+                        std::vector<TileRow>* out) {
+  proto::Tile tile;
+  if (!tile.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::DataLossError("tile does not parse");
+  }
+  const size_t n = tile.ts_delta_size();
+  if (!ColumnFits(tile.dur(), n) || !ColumnFits(tile.name(), n) ||
+      !ColumnFits(tile.cat(), n) || !ColumnFits(tile.lane(), n) ||
+      !ColumnFits(tile.id_delta(), n) || !ColumnFits(tile.kind(), n) ||
+      !ColumnFits(tile.flags(), n) || !ColumnFits(tile.flow_id(), n) ||
+      !ColumnFits(tile.flow_out(), n) || !ColumnFits(tile.flow_in(), n) ||
+      !ColumnFits(tile.value(), n) || !ColumnFits(tile.count(), n) ||
+      !ColumnFits(tile.covered(), n) || !ColumnFits(tile.longest_dur(), n)) {
+    return absl::DataLossError(absl::StrCat("tile columns disagree in length (", n, " rows)"));
+  }
+  const size_t base = out->size();
+  out->resize(base + n);
+  int64_t ts = bucket_start;
+  uint64_t id = 0;
+  for (size_t i = 0; i < n; ++i) {
+    TileRow& r = (*out)[base + i];
+    ts += tile.ts_delta(i);
+    r.ts = ts;
+    if (!tile.id_delta().empty()) {
+      id += static_cast<uint64_t>(tile.id_delta(i));
+      r.id = id;
+    }
+    if (!tile.dur().empty()) r.dur = static_cast<int64_t>(tile.dur(i));
+    if (!tile.name().empty()) r.name = tile.name(i);
+    if (!tile.cat().empty()) r.cat = tile.cat(i);
+    if (!tile.lane().empty()) r.lane = tile.lane(i);
+    if (!tile.kind().empty()) r.kind = static_cast<EventKind>(tile.kind(i));
+    if (!tile.flags().empty()) r.flags = tile.flags(i);
+    if (!tile.flow_id().empty()) r.flow_id = tile.flow_id(i);
+    if (!tile.flow_out().empty()) r.flow_out = tile.flow_out(i);
+    if (!tile.flow_in().empty()) r.flow_in = tile.flow_in(i);
+    if (!tile.value().empty()) r.value = tile.value(i);
+    if (!tile.count().empty()) r.count = tile.count(i);
+    if (!tile.covered().empty()) r.covered = tile.covered(i);
+    if (!tile.longest_dur().empty()) r.longest_dur = static_cast<int64_t>(tile.longest_dur(i));
+    if (r.count <= 1 && r.longest_dur == 0) {
+      r.covered = static_cast<uint64_t>(r.dur);
+      r.longest_dur = r.dur;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tracetable
