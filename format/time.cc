@@ -12,7 +12,7 @@ constexpr __int128 kMaxAbsPs = static_cast<__int128>(INT64_MAX) * 1000;
 
 absl::Status NotANumber(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat("expected a time number, got '", Av(text.substr(0, 40)), "': ", why));
+      absl::StrCat("expected a time number, got '", Av(text.substr(0, 40)), "': ", Av(why)));
 }
 
 }  // namespace
