@@ -1,0 +1,55 @@
+// The fixed-size record the builder sorts (in memory and in spill files).
+#ifndef TRACETABLE_STORE_SORT_RECORD_H_
+#define TRACETABLE_STORE_SORT_RECORD_H_
+
+#include <cstdint>
+#include <type_traits>
+
+#include "format/event.h"
+
+namespace tracetable {
+
+struct SortRecord {
+  uint32_t track = 0;
+  EventKind kind = EventKind::kSlice;
+  uint8_t pad[3] = {0, 0, 0};
+  int64_t ts = 0;
+  int64_t dur = 0;
+  uint64_t id = 0;  // read order; the key of the event's args
+  uint32_t name = 0;
+  uint32_t cat = 0;
+  uint32_t flags = 0;
+  uint32_t flow_id = 0;
+  uint32_t flow_out = 0;
+  uint32_t flow_in = 0;
+  double value = 0;
+};
+static_assert(std::is_trivially_copyable_v<SortRecord>);
+static_assert(sizeof(SortRecord) == 64);
+
+// Order of the main stream: by track, then start, longer first (a parent
+// before the children that start with it), then read order.
+inline bool TrackTimeLess(const SortRecord& a, const SortRecord& b) {
+  if (a.track != b.track) return a.track < b.track;
+  if (a.ts != b.ts) return a.ts < b.ts;
+  if (a.dur != b.dur) return a.dur > b.dur;
+  return a.id < b.id;
+}
+
+// Order of begin/end records to match: B/E per thread track, b/n/e per async
+// key (flow_id), then time and read order (the Trace Event Format matches in
+// timestamp order, ties in file order).
+inline bool MatchLess(const SortRecord& a, const SortRecord& b) {
+  const bool a_async = a.kind >= EventKind::kAsyncBegin;
+  const bool b_async = b.kind >= EventKind::kAsyncBegin;
+  if (a_async != b_async) return b_async;
+  const uint32_t ga = a_async ? a.flow_id : a.track;
+  const uint32_t gb = b_async ? b.flow_id : b.track;
+  if (ga != gb) return ga < gb;
+  if (a.ts != b.ts) return a.ts < b.ts;
+  return a.id < b.id;
+}
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_SORT_RECORD_H_

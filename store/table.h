@@ -1,0 +1,83 @@
+// Table: a .tracetable opened for reading.
+//
+// Open() validates that the directory is a LevelDB database holding a
+// tracetable of the format version this build reads, and loads the metadata,
+// the resource table and the string table into memory (they are small next to
+// the events). Tiles and arguments are read on demand through LevelDB's block
+// cache. All const methods are safe to call from several threads.
+#ifndef TRACETABLE_STORE_TABLE_H_
+#define TRACETABLE_STORE_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "format/keys.h"
+#include "format/tile_codec.h"
+#include "format/tracetable.pb.h"
+
+namespace leveldb {
+class DB;
+class Cache;
+}  // namespace leveldb
+
+namespace tracetable {
+
+struct ReadStats {
+  uint64_t tiles = 0;
+  uint64_t bytes = 0;
+};
+
+class Table {
+ public:
+  struct Options {
+    size_t cache_bytes = 64 << 20;
+  };
+  static absl::StatusOr<std::unique_ptr<Table>> Open(const std::string& path,
+                                                     const Options& options);
+  static absl::StatusOr<std::unique_ptr<Table>> Open(const std::string& path) {
+    return Open(path, Options());
+  }
+  ~Table();
+
+  const std::string& path() const { return path_; }
+  const proto::TableMeta& meta() const { return meta_; }
+  const proto::ResourceTable& resources() const { return resources_; }
+  std::string_view String(uint32_t id) const {
+    return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
+  }
+  size_t num_strings() const { return strings_.size(); }
+
+  // Start time of a bucket of `level` (relative ps).
+  int64_t BucketStart(int level, uint64_t bucket) const;
+
+  // Appends the rows of the tiles of (track, section, level) whose bucket is
+  // in [first, last].
+  absl::Status ReadTiles(uint32_t track, TileSection section, int level,
+                         uint64_t first, uint64_t last,
+                         std::vector<TileRow>* rows, ReadStats* stats) const;
+
+  // The JSON arguments of an event, or NotFound.
+  absl::StatusOr<std::string> Args(uint64_t event_id) const;
+
+  leveldb::DB* db() const { return db_.get(); }
+
+ private:
+  Table() = default;
+  absl::Status Load();
+
+  std::string path_;
+  std::unique_ptr<leveldb::Cache> cache_;
+  std::unique_ptr<leveldb::DB> db_;
+  proto::TableMeta meta_;
+  proto::ResourceTable resources_;
+  std::vector<std::string> strings_;
+};
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_TABLE_H_

@@ -1,0 +1,498 @@
+#include "store/table_builder.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "format/absl_compat.h"
+#include "format/keys.h"
+#include "format/levels.h"
+#include "leveldb/db.h"
+#include "leveldb/options.h"
+#include "leveldb/write_batch.h"
+#include "store/table_format.h"
+#include "store/track_writer.h"
+
+namespace tracetable {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kBatchBytes = 4 << 20;
+constexpr uint32_t kStringsPerChunk = 65536;
+
+absl::Status FromLevelDb(const leveldb::Status& s, std::string_view what) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(Av(what), ": ", s.ToString()));
+}
+
+std::string IdKey(IdToken id) {
+  return absl::StrCat(id.is_number ? "n" : "s", Av(id.text));
+}
+
+const char* KindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kSlice: return "X";
+    case EventKind::kInstant: return "i";
+    case EventKind::kCounter: return "C";
+    case EventKind::kFlowStart: return "s";
+    case EventKind::kFlowStep: return "t";
+    case EventKind::kFlowEnd: return "f";
+    case EventKind::kBegin: return "B";
+    case EventKind::kEnd: return "E";
+    case EventKind::kAsyncBegin: return "b";
+    case EventKind::kAsyncEnd: return "e";
+    case EventKind::kAsyncInstant: return "n";
+  }
+  return "?";
+}
+
+bool IsMatchKind(EventKind kind) { return kind >= EventKind::kBegin; }
+
+}  // namespace
+
+TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) {}
+
+TableBuilder::~TableBuilder() {
+  main_.reset();
+  match_.reset();
+  db_.reset();
+  if (!finished_ && !temp_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(temp_dir_, ec);
+    fs::remove_all(temp_dir_ + "-spill", ec);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<TableBuilder>> TableBuilder::Create(BuildOptions options) {
+  std::unique_ptr<TableBuilder> b(new TableBuilder(std::move(options)));
+  if (absl::Status s = b->Open(); !s.ok()) return s;
+  return b;
+}
+
+absl::Status TableBuilder::Open() {
+  const std::string& out = options_.output;
+  if (out.empty()) return absl::InvalidArgumentError("no output path given");
+  std::error_code ec;
+  if (fs::exists(out, ec) && !options_.overwrite) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(out, ": already exists (use --force to replace it)"));
+  }
+  fs::path parent = fs::absolute(out, ec).parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    return absl::NotFoundError(absl::StrCat(out, ": folder ", parent.string(), " does not exist"));
+  }
+  temp_dir_ = absl::StrCat(out, ".tmp-", getpid());
+  fs::remove_all(temp_dir_, ec);
+  fs::remove_all(temp_dir_ + "-spill", ec);
+  if (!fs::create_directory(temp_dir_ + "-spill", ec)) {
+    return absl::InternalError(absl::StrCat("cannot create ", temp_dir_, "-spill: ", ec.message()));
+  }
+  leveldb::Options opts;
+  opts.create_if_missing = true;
+  opts.error_if_exists = true;
+  opts.compression = leveldb::kSnappyCompression;
+  opts.write_buffer_size = 32 << 20;
+  opts.max_file_size = 64 << 20;
+  opts.block_size = 32 << 10;
+  leveldb::DB* db = nullptr;
+  if (absl::Status s = FromLevelDb(leveldb::DB::Open(opts, temp_dir_, &db),
+                                   absl::StrCat("cannot create table ", temp_dir_));
+      !s.ok()) {
+    return s;
+  }
+  db_.reset(db);
+  batch_ = std::make_unique<leveldb::WriteBatch>();
+  const size_t records = options_.memory_budget / sizeof(SortRecord);
+  main_ = std::make_unique<ExternalSorter>(temp_dir_ + "-spill/main", TrackTimeLess,
+                                           records - records / 8);
+  match_ = std::make_unique<ExternalSorter>(temp_dir_ + "-spill/match", MatchLess,
+                                            records / 8);
+  strings_.push_back("");
+  string_ids_[""] = 0;
+  return absl::OkStatus();
+}
+
+void TableBuilder::BeginInput(std::string_view path, std::string_view host) {
+  current_input_ = meta_.inputs_size();
+  proto::InputInfo* in = meta_.add_inputs();
+  in->set_path(std::string(path));
+  in->set_host(std::string(host));
+}
+
+void TableBuilder::SetInputBytes(uint64_t bytes) {
+  if (current_input_ >= 0) meta_.mutable_inputs(current_input_)->set_bytes(bytes);
+}
+
+uint32_t TableBuilder::Intern(std::string_view s) {
+  auto [it, inserted] = string_ids_.try_emplace(std::string(s), strings_.size());
+  if (inserted) strings_.emplace_back(s);
+  return it->second;
+}
+
+absl::StatusOr<int64_t> TableBuilder::ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) {
+  if (!have_origin_) {
+    have_origin_ = true;
+    origin_ns_ = abs_ns;
+  }
+  const __int128 rel = (static_cast<__int128>(abs_ns) - origin_ns_) * 1000 + sub_ns_ps;
+  constexpr __int128 kLimit = static_cast<__int128>(INT64_MAX) / 4;
+  if (rel > kLimit || rel < -kLimit) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "timestamp ", abs_ns, " ns is more than ~25 days away from the first one (",
+        origin_ns_, " ns); a table spans at most that"));
+  }
+  return static_cast<int64_t>(rel);
+}
+
+uint32_t TableBuilder::Process(IdToken pid) {
+  std::string key = absl::StrCat(current_input_, "\t", IdKey(pid));
+  auto [it, inserted] = process_ids_.try_emplace(key, resources_.processes_size());
+  if (inserted) {
+    proto::Process* p = resources_.add_processes();
+    p->set_id(it->second);
+    p->set_input(std::max(current_input_, 0));
+    p->set_pid(std::string(pid.text));
+    p->set_pid_is_number(pid.is_number);
+    if (current_input_ >= 0) p->set_host(meta_.inputs(current_input_).host());
+  }
+  return it->second;
+}
+
+uint32_t TableBuilder::NewTrack(uint32_t process, proto::Track::Kind kind) {
+  proto::Track* t = resources_.add_tracks();
+  t->set_id(resources_.tracks_size() - 1);
+  t->set_kind(kind);
+  t->set_process(process);
+  return t->id();
+}
+
+uint32_t TableBuilder::ThreadTrack(IdToken pid, IdToken tid) {
+  const uint32_t process = Process(pid);
+  std::string key = absl::StrCat(process, "\tT", IdKey(tid));
+  auto [it, inserted] = track_ids_.try_emplace(key, 0);
+  if (inserted) {
+    it->second = NewTrack(process, proto::Track::THREAD);
+    proto::Track* t = resources_.mutable_tracks(it->second);
+    t->set_tid(std::string(tid.text));
+    t->set_tid_is_number(tid.is_number);
+  }
+  return it->second;
+}
+
+uint32_t TableBuilder::CounterTrack(IdToken pid, std::string_view counter,
+                                    std::string_view series) {
+  const uint32_t process = Process(pid);
+  std::string key = absl::StrCat(process, "\tC", Av(counter), "\t", Av(series));
+  auto [it, inserted] = track_ids_.try_emplace(key, 0);
+  if (inserted) {
+    it->second = NewTrack(process, proto::Track::COUNTER);
+    proto::Track* t = resources_.mutable_tracks(it->second);
+    t->set_name(std::string(counter));
+    t->set_series(std::string(series));
+  }
+  return it->second;
+}
+
+uint32_t TableBuilder::AsyncTrack(IdToken pid, std::string_view name) {
+  const uint32_t process = Process(pid);
+  std::string key = absl::StrCat(process, "\tA", Av(name));
+  auto [it, inserted] = track_ids_.try_emplace(key, 0);
+  if (inserted) {
+    it->second = NewTrack(process, proto::Track::ASYNC);
+    resources_.mutable_tracks(it->second)->set_name(std::string(name));
+  }
+  return it->second;
+}
+
+void TableBuilder::SetProcessName(IdToken pid, std::string_view name) {
+  resources_.mutable_processes(Process(pid))->set_name(std::string(name));
+}
+
+void TableBuilder::SetProcessSortIndex(IdToken pid, int64_t index) {
+  proto::Process* p = resources_.mutable_processes(Process(pid));
+  p->set_sort_index(index);
+  p->set_has_sort_index(true);
+}
+
+void TableBuilder::AddProcessLabel(IdToken pid, std::string_view label) {
+  resources_.mutable_processes(Process(pid))->add_labels(std::string(label));
+}
+
+void TableBuilder::SetThreadName(IdToken pid, IdToken tid, std::string_view name) {
+  resources_.mutable_tracks(ThreadTrack(pid, tid))->set_name(std::string(name));
+}
+
+void TableBuilder::SetThreadSortIndex(IdToken pid, IdToken tid, int64_t index) {
+  proto::Track* t = resources_.mutable_tracks(ThreadTrack(pid, tid));
+  t->set_sort_index(index);
+  t->set_has_sort_index(true);
+}
+
+void TableBuilder::SetInputField(std::string_view key, std::string_view json) {
+  if (current_input_ < 0) return;
+  (*meta_.mutable_inputs(current_input_)->mutable_fields())[std::string(key)] =
+      std::string(json);
+}
+
+void TableBuilder::CountSkipped(std::string_view reason, uint64_t n) {
+  (*meta_.mutable_skipped_counts())[std::string(reason)] += n;
+}
+
+void TableBuilder::Warn(std::string_view message) {
+  // Bounded: a hostile input must not grow the metadata without limit.
+  if (meta_.warnings_size() < 1000) {
+    meta_.add_warnings(std::string(message));
+  } else {
+    CountSkipped("warnings beyond the first 1000");
+  }
+}
+
+absl::Status TableBuilder::Add(const Event& e) {
+  SortRecord r;
+  r.track = e.track;
+  r.kind = e.kind;
+  r.ts = e.ts;
+  r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
+  r.id = next_id_++;
+  r.name = e.name;
+  r.cat = e.cat;
+  r.flags = e.flags;
+  r.flow_id = e.flow_id;
+  r.flow_out = e.flow_out;
+  r.flow_in = e.flow_in;
+  r.value = e.value;
+  if (!e.args_json.empty() && e.args_json != "{}") {
+    r.flags |= kFlagHasArgs;
+    if (absl::Status s = PutArgs(r.id, e.args_json); !s.ok()) return s;
+  }
+  if (e.dur < 0) CountSkipped("negative dur (stored as 0)");
+  min_ts_ = std::min(min_ts_, r.ts);
+  max_end_ = std::max(max_end_, r.ts + r.dur);
+  (*meta_.mutable_phase_counts())[KindName(e.kind)]++;
+  if (current_input_ >= 0) {
+    proto::InputInfo* in = meta_.mutable_inputs(current_input_);
+    in->set_events(in->events() + 1);
+  }
+  return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
+}
+
+absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
+  proto::EventArgs args;
+  args.set_json(std::string(json));
+  return Put(ArgsKey(id), args.SerializeAsString());
+}
+
+absl::Status TableBuilder::Put(std::string key, std::string value) {
+  batch_bytes_ += key.size() + value.size();
+  batch_->Put(key, value);
+  if (batch_bytes_ >= kBatchBytes) return FlushBatch();
+  return absl::OkStatus();
+}
+
+absl::Status TableBuilder::FlushBatch() {
+  if (batch_bytes_ == 0) return absl::OkStatus();
+  leveldb::Status s = db_->Write(leveldb::WriteOptions(), batch_.get());
+  batch_->Clear();
+  batch_bytes_ = 0;
+  return FromLevelDb(s, absl::StrCat("writing ", temp_dir_));
+}
+
+absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
+  if (absl::Status s = FlushBatch(); !s.ok()) return s;
+  std::string a, b;
+  proto::EventArgs pa, pb;
+  leveldb::ReadOptions ro;
+  if (db_->Get(ro, ArgsKey(into), &a).ok()) pa.ParseFromString(a);
+  if (db_->Get(ro, ArgsKey(from), &b).ok()) pb.ParseFromString(b);
+  std::string merged = pa.json();
+  const std::string& extra = pb.json();
+  if (merged.size() < 2) {
+    merged = extra;
+  } else if (extra.size() > 2) {
+    // Both are JSON objects: "{a}" + "{b}" -> "{a,b}" (the end's keys last, so
+    // they win for readers that keep the last duplicate, as Chrome does).
+    size_t close = merged.rfind('}');
+    size_t open = extra.find('{');
+    std::string head = merged.substr(0, close);
+    bool empty_head = head.find_first_not_of(" \t\r\n{") == std::string::npos;
+    merged = absl::StrCat(head, empty_head ? "" : ",", extra.substr(open + 1));
+  }
+  batch_->Delete(ArgsKey(from));
+  return PutArgs(into, merged);
+}
+
+void TableBuilder::Progress(std::string_view stage, double fraction) {
+  if (options_.progress) options_.progress(stage, fraction);
+}
+
+absl::Status TableBuilder::MatchBeginEnd() {
+  std::vector<SortRecord> stack;
+  bool have_group = false;
+  bool group_async = false;
+  uint32_t group = 0;
+  const uint64_t total = std::max<size_t>(match_->size(), 1);
+  uint64_t done = 0;
+  auto flush_unmatched = [&]() -> absl::Status {
+    for (SortRecord& b : stack) {
+      b.kind = EventKind::kSlice;
+      b.dur = max_end_ - b.ts;
+      b.flags |= kFlagIncomplete | (group_async ? kFlagAsync : kFlagFromBeginEnd);
+      CountSkipped(group_async ? "b without matching e (kept as incomplete)"
+                               : "B without matching E (kept as incomplete)",
+                   1);
+      if (absl::Status s = main_->Add(b); !s.ok()) return s;
+    }
+    stack.clear();
+    return absl::OkStatus();
+  };
+  absl::Status st = match_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
+    if ((++done & 0xFFFFF) == 0) Progress("matching begin/end", double(done) / total);
+    const bool async = r.kind >= EventKind::kAsyncBegin;
+    const uint32_t g = async ? r.flow_id : r.track;
+    if (!have_group || g != group || async != group_async) {
+      if (absl::Status s = flush_unmatched(); !s.ok()) return s;
+      have_group = true;
+      group = g;
+      group_async = async;
+    }
+    switch (r.kind) {
+      case EventKind::kBegin:
+      case EventKind::kAsyncBegin:
+        stack.push_back(r);
+        return absl::OkStatus();
+      case EventKind::kAsyncInstant: {
+        SortRecord n = r;
+        n.kind = EventKind::kInstant;
+        if (!stack.empty()) n.track = stack.back().track;
+        return main_->Add(n);
+      }
+      default:
+        break;
+    }
+    if (stack.empty()) {
+      CountSkipped(async ? "e without matching b" : "E without matching B", 1);
+      return absl::OkStatus();
+    }
+    SortRecord slice = stack.back();
+    stack.pop_back();
+    slice.kind = EventKind::kSlice;
+    slice.dur = r.ts - slice.ts;
+    if (slice.name == 0) slice.name = r.name;
+    if (slice.cat == 0) slice.cat = r.cat;
+    slice.flags |= async ? kFlagAsync : kFlagFromBeginEnd;
+    if (r.flags & kFlagHasArgs) {
+      if (absl::Status s = MergeArgs(slice.id, r.id); !s.ok()) return s;
+      slice.flags |= kFlagHasArgs;
+    }
+    return main_->Add(slice);
+  });
+  if (!st.ok()) return st;
+  return flush_unmatched();
+}
+
+absl::Status TableBuilder::WriteTiles() {
+  const int64_t span = max_end_ - min_ts_;
+  const int num_levels = NumLevelsForSpan(span);
+  meta_.set_num_levels(num_levels);
+  std::unique_ptr<TrackWriter> writer;
+  uint32_t current = 0;
+  auto put = [this](std::string key, std::string value) {
+    ++stats_.tiles;
+    stats_.tile_bytes += value.size();
+    return Put(std::move(key), std::move(value));
+  };
+  auto finish = [&]() -> absl::Status {
+    if (!writer) return absl::OkStatus();
+    proto::Track* t = resources_.mutable_tracks(current);
+    absl::Status s = writer->Finish(t);
+    meta_.set_max_depth(std::max(meta_.max_depth(), t->max_depth()));
+    writer.reset();
+    return s;
+  };
+  const uint64_t total = std::max<size_t>(main_->size(), 1);
+  uint64_t done = 0;
+  absl::Status st = main_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
+    if ((++done & 0xFFFFF) == 0) Progress("writing tiles", double(done) / total);
+    if (!writer || r.track != current) {
+      if (absl::Status s = finish(); !s.ok()) return s;
+      current = r.track;
+      const bool counter = resources_.tracks(r.track).kind() == proto::Track::COUNTER;
+      writer = std::make_unique<TrackWriter>(r.track, counter, num_levels, min_ts_, put);
+    }
+    ++stats_.events;
+    return writer->Add(r);
+  });
+  if (!st.ok()) return st;
+  return finish();
+}
+
+absl::Status TableBuilder::WriteTables() {
+  for (size_t first = 0, chunk = 0; first < strings_.size(); first += kStringsPerChunk, ++chunk) {
+    proto::StringChunk c;
+    const size_t last = std::min(strings_.size(), first + kStringsPerChunk);
+    for (size_t i = first; i < last; ++i) c.add_strings(strings_[i]);
+    if (absl::Status s = Put(StringChunkKey(chunk), c.SerializeAsString()); !s.ok()) return s;
+    meta_.set_num_string_chunks(chunk + 1);
+  }
+  const bool several_inputs = meta_.inputs_size() > 1;
+  for (proto::Process& p : *resources_.mutable_processes()) {
+    int64_t pid = 0;
+    const bool numeric = p.pid_is_number() && absl::SimpleAtoi(p.pid(), &pid);
+    p.set_out_pid(several_inputs || !numeric ? p.id() + 1 : pid);
+    if (several_inputs && !p.host().empty()) {
+      p.set_name(absl::StrCat(p.host(), " ", p.name().empty() ? absl::StrCat("pid ", p.pid()) : p.name()));
+    }
+  }
+  for (proto::Track& t : *resources_.mutable_tracks()) {
+    int64_t tid = 0;
+    if (t.kind() == proto::Track::THREAD && t.tid_is_number() && absl::SimpleAtoi(t.tid(), &tid)) {
+      t.set_out_tid(tid);
+    } else {
+      t.set_out_tid(kSyntheticTidBase + t.id());
+    }
+  }
+  meta_.set_format_version(kFormatVersion);
+  meta_.set_origin_ns(origin_ns_);
+  meta_.set_min_ts(min_ts_ == INT64_MAX ? 0 : min_ts_);
+  meta_.set_max_end(max_end_ == INT64_MIN ? 0 : max_end_);
+  meta_.set_num_events(stats_.events);
+  meta_.set_num_strings(strings_.size());
+  meta_.set_created_by("tracetable " TRACETABLE_VERSION);
+  if (absl::Status s = Put(kResourcesKey, resources_.SerializeAsString()); !s.ok()) return s;
+  // The metadata key goes last: a table without it does not open.
+  if (absl::Status s = FlushBatch(); !s.ok()) return s;
+  if (absl::Status s = Put(kMetaKey, meta_.SerializeAsString()); !s.ok()) return s;
+  return FlushBatch();
+}
+
+absl::Status TableBuilder::Finish() {
+  if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
+  if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
+  match_.reset();
+  stats_.spill_runs = main_->runs();
+  if (absl::Status s = WriteTiles(); !s.ok()) return s;
+  main_.reset();
+  if (absl::Status s = WriteTables(); !s.ok()) return s;
+  Progress("compacting", 1.0);
+  db_.reset();  // closes the database, flushing everything to files
+  std::error_code ec;
+  fs::remove_all(temp_dir_ + "-spill", ec);
+  const std::string& out = options_.output;
+  std::string old;
+  if (fs::exists(out, ec)) {
+    old = absl::StrCat(out, ".old-", getpid());
+    fs::rename(out, old, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot move old ", out, " aside: ", ec.message()));
+  }
+  fs::rename(temp_dir_, out, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename ", temp_dir_, " to ", out, ": ", ec.message()));
+  finished_ = true;
+  if (!old.empty()) fs::remove_all(old, ec);
+  return absl::OkStatus();
+}
+
+}  // namespace tracetable

@@ -1,0 +1,129 @@
+// TableBuilder: the EventSink that turns a stream of events from any number of
+// inputs into a .tracetable.
+//
+// Stages: Add() interns, writes arguments (keyed by read order) and buffers
+// fixed-size records in two external sorters (begin/end records to match, and
+// everything else); Finish() matches B/E and b/e pairs in time order, merges
+// all records by (track, ts), lays out lanes and writes tiles, then the
+// string table, resources and metadata, and renames the directory into place.
+//
+// Atomicity: everything is written under "<output>.tmp-<pid>"; the final name
+// appears only after a successful Finish(). Destroying an unfinished builder
+// removes the temporary directory.
+//
+// Memory: buffered records are bounded by options.memory_budget; string and
+// resource tables are held in memory (they grow with distinct names, not with
+// events).
+#ifndef TRACETABLE_STORE_TABLE_BUILDER_H_
+#define TRACETABLE_STORE_TABLE_BUILDER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "format/tracetable.pb.h"
+#include "store/event_sink.h"
+#include "store/external_sorter.h"
+
+namespace leveldb {
+class DB;
+class WriteBatch;
+}  // namespace leveldb
+
+namespace tracetable {
+
+struct BuildOptions {
+  std::string output;                          // the .tracetable directory
+  uint64_t memory_budget = uint64_t{1} << 30;  // bytes
+  bool overwrite = false;                      // replace an existing table
+  // Called now and then during Finish(): what is happening, and a fraction.
+  std::function<void(std::string_view stage, double fraction)> progress;
+};
+
+struct BuildStats {
+  uint64_t events = 0;
+  uint64_t spill_runs = 0;
+  uint64_t tiles = 0;
+  uint64_t tile_bytes = 0;
+};
+
+class TableBuilder : public EventSink {
+ public:
+  static absl::StatusOr<std::unique_ptr<TableBuilder>> Create(BuildOptions options);
+  ~TableBuilder() override;
+
+  // EventSink.
+  void BeginInput(std::string_view path, std::string_view host) override;
+  uint32_t Intern(std::string_view s) override;
+  absl::StatusOr<int64_t> ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) override;
+  uint32_t ThreadTrack(IdToken pid, IdToken tid) override;
+  uint32_t CounterTrack(IdToken pid, std::string_view counter,
+                        std::string_view series) override;
+  uint32_t AsyncTrack(IdToken pid, std::string_view name) override;
+  void SetProcessName(IdToken pid, std::string_view name) override;
+  void SetProcessSortIndex(IdToken pid, int64_t index) override;
+  void AddProcessLabel(IdToken pid, std::string_view label) override;
+  void SetThreadName(IdToken pid, IdToken tid, std::string_view name) override;
+  void SetThreadSortIndex(IdToken pid, IdToken tid, int64_t index) override;
+  void SetInputField(std::string_view key, std::string_view json) override;
+  absl::Status Add(const Event& event) override;
+  void CountSkipped(std::string_view reason, uint64_t n = 1) override;
+  void Warn(std::string_view message) override;
+
+  // Records how many bytes the current input had (for `info`).
+  void SetInputBytes(uint64_t bytes);
+
+  absl::Status Finish();
+  const BuildStats& stats() const { return stats_; }
+
+ private:
+  explicit TableBuilder(BuildOptions options);
+  absl::Status Open();
+  uint32_t Process(IdToken pid);
+  uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
+  absl::Status PutArgs(uint64_t id, std::string_view json);
+  absl::Status FlushBatch();
+  absl::Status Put(std::string key, std::string value);
+  absl::Status MatchBeginEnd();
+  absl::Status WriteTiles();
+  absl::Status WriteTables();
+  absl::Status MergeArgs(uint64_t into, uint64_t from);
+  void Progress(std::string_view stage, double fraction);
+
+  BuildOptions options_;
+  std::string temp_dir_;
+  std::unique_ptr<leveldb::DB> db_;
+  std::unique_ptr<leveldb::WriteBatch> batch_;
+  size_t batch_bytes_ = 0;
+  std::unique_ptr<ExternalSorter> main_;
+  std::unique_ptr<ExternalSorter> match_;
+  bool finished_ = false;
+
+  // Strings.
+  std::vector<std::string> strings_;
+  absl::flat_hash_map<std::string, uint32_t> string_ids_;
+
+  // Resources. Keys are "<input>\0<pid>..." strings.
+  proto::ResourceTable resources_;
+  absl::flat_hash_map<std::string, uint32_t> process_ids_;
+  absl::flat_hash_map<std::string, uint32_t> track_ids_;
+
+  proto::TableMeta meta_;
+  int current_input_ = -1;
+  bool have_origin_ = false;
+  int64_t origin_ns_ = 0;
+  int64_t min_ts_ = INT64_MAX;
+  int64_t max_end_ = INT64_MIN;
+  uint64_t next_id_ = 1;
+  BuildStats stats_;
+};
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_TABLE_BUILDER_H_

@@ -1,0 +1,20 @@
+// Constants of the on-disk format shared by the writer and the reader.
+#ifndef TRACETABLE_STORE_TABLE_FORMAT_H_
+#define TRACETABLE_STORE_TABLE_FORMAT_H_
+
+#include <cstdint>
+
+#define TRACETABLE_VERSION "0.1.0"
+
+namespace tracetable {
+
+// Bump on any change to keys or values; docs/format.md says what each means.
+constexpr uint32_t kFormatVersion = 1;
+
+// tids written for tracks that have none of their own (async lanes,
+// counters, threads with string tids).
+constexpr int64_t kSyntheticTidBase = 1'000'000'000;
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_TABLE_FORMAT_H_

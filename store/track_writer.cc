@@ -1,0 +1,211 @@
+#include "store/track_writer.h"
+
+#include <algorithm>
+
+#include "format/keys.h"
+#include "format/levels.h"
+
+namespace tracetable {
+namespace {
+
+uint32_t KindGroup(EventKind kind) {
+  switch (kind) {
+    case EventKind::kSlice:
+      return 0;
+    case EventKind::kInstant:
+      return 1;
+    default:
+      return 2;  // flow points
+  }
+}
+
+TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
+  TileRow row;
+  row.kind = r.kind;
+  row.lane = lane;
+  row.ts = r.ts;
+  row.dur = r.dur;
+  row.name = r.name;
+  row.cat = r.cat;
+  row.flags = r.flags;
+  row.flow_id = r.flow_id;
+  row.flow_out = r.flow_out;
+  row.flow_in = r.flow_in;
+  row.id = r.id;
+  row.value = r.value;
+  row.count = 1;
+  row.covered = static_cast<uint64_t>(r.dur);
+  row.longest_dur = r.dur;
+  return row;
+}
+
+// Folds `item` into `agg`. Once it holds more than one event, the row stops
+// being an event and keeps only what a summary says.
+void Fold(TileRow* agg, const TileRow& item) {
+  const int64_t end = std::max(agg->ts + agg->dur, item.ts + item.dur);
+  agg->ts = std::min(agg->ts, item.ts);
+  agg->dur = end - agg->ts;
+  agg->count += item.count;
+  agg->covered += item.covered;
+  if (item.longest_dur > agg->longest_dur) {
+    agg->longest_dur = item.longest_dur;
+    agg->name = item.name;
+  }
+  agg->id = 0;
+  agg->cat = 0;
+  agg->flags = 0;
+  agg->flow_id = agg->flow_out = agg->flow_in = 0;
+  agg->value = 0;
+}
+
+bool TsLess(const TileRow& a, const TileRow& b) {
+  if (a.ts != b.ts) return a.ts < b.ts;
+  return a.lane < b.lane;
+}
+
+// Counters: the first, min, max and last of `candidates`, each once.
+std::vector<TileRow> PickCounterSamples(std::vector<TileRow>& candidates) {
+  std::sort(candidates.begin(), candidates.end(),
+            [](const TileRow& a, const TileRow& b) {
+              return a.ts != b.ts ? a.ts < b.ts : a.id < b.id;
+            });
+  size_t lo = 0, hi = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i].value < candidates[lo].value) lo = i;
+    if (candidates[i].value > candidates[hi].value) hi = i;
+  }
+  std::vector<size_t> picks = {0, lo, hi, candidates.size() - 1};
+  std::sort(picks.begin(), picks.end());
+  picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+  std::vector<TileRow> out;
+  for (size_t i : picks) out.push_back(candidates[i]);
+  return out;
+}
+
+}  // namespace
+
+TrackWriter::TrackWriter(uint32_t track, bool counter, int num_levels,
+                         int64_t min_ts, PutFn put)
+    : track_(track),
+      counter_(counter),
+      num_levels_(num_levels),
+      min_ts_(min_ts),
+      put_(std::move(put)),
+      event_tiles_(num_levels),
+      levels_(num_levels),
+      extents_(num_levels) {}
+
+absl::Status TrackWriter::Add(const SortRecord& r) {
+  if (absl::Status s = CloseBinsBefore(r.ts); !s.ok()) return s;
+  const bool slice = r.kind == EventKind::kSlice;
+  const uint32_t lane = slice ? layout_.Place(r.ts, r.dur) : 0;
+  const int cls = slice ? DurationClass(r.dur, num_levels_) : 0;
+  TileRow row = RowFromRecord(r, lane);
+  ++num_events_;
+
+  proto::ClassExtent& ext = extents_[cls];
+  if (ext.count() == 0) {
+    ext.set_min_ts(r.ts);
+    ext.set_max_end(r.ts + r.dur);
+  }
+  ext.set_count(ext.count() + 1);
+  ext.set_max_end(std::max(ext.max_end(), r.ts + r.dur));
+  ext.set_max_dur(std::max(ext.max_dur(), r.dur));
+
+  if (absl::Status s = AppendRow(cls, /*summary=*/false, row); !s.ok()) return s;
+  if (cls + 1 < num_levels_) return Insert(cls + 1, row);
+  return absl::OkStatus();
+}
+
+absl::Status TrackWriter::CloseBinsBefore(int64_t ts) {
+  for (int k = 1; k < num_levels_; ++k) {
+    if (levels_[k].bin >= 0 && ts >= levels_[k].bin_end) {
+      if (absl::Status s = CloseBin(k); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrackWriter::Insert(int k, const TileRow& item) {
+  Level& level = levels_[k];
+  const int64_t bin = (item.ts - min_ts_) / Resolution(k);
+  if (level.bin >= 0 && bin != level.bin) {
+    if (absl::Status s = CloseBin(k); !s.ok()) return s;
+  }
+  level.bin = bin;
+  level.bin_end = min_ts_ + (bin + 1) * Resolution(k);
+  if (counter_) {
+    level.counter_open.push_back(item);
+  } else {
+    const uint64_t key = (uint64_t{KindGroup(item.kind)} << 32) | item.lane;
+    auto [it, inserted] = level.open.try_emplace(key, item);
+    if (!inserted) Fold(&it->second, item);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrackWriter::CloseBin(int k) {
+  Level& level = levels_[k];
+  std::vector<TileRow> rows;
+  if (counter_) {
+    rows = PickCounterSamples(level.counter_open);
+    level.counter_open.clear();
+  } else {
+    rows.reserve(level.open.size());
+    for (auto& [key, agg] : level.open) rows.push_back(agg);
+    level.open.clear();
+    std::sort(rows.begin(), rows.end(), TsLess);
+  }
+  level.bin = -1;
+  for (const TileRow& row : rows) {
+    if (absl::Status s = AppendRow(k, /*summary=*/true, row); !s.ok()) return s;
+    if (k + 1 < num_levels_) {
+      if (absl::Status s = Insert(k + 1, row); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrackWriter::AppendRow(int k, bool summary, const TileRow& row) {
+  Level& tile = summary ? levels_[k] : event_tiles_[k];
+  const int64_t bucket = (row.ts - min_ts_) / BucketWidth(k);
+  if (tile.bucket != bucket && !tile.rows.empty()) {
+    if (absl::Status s = FlushTile(k, summary); !s.ok()) return s;
+  }
+  tile.bucket = bucket;
+  tile.rows.push_back(row);
+  return absl::OkStatus();
+}
+
+absl::Status TrackWriter::FlushTile(int k, bool summary) {
+  Level& tile = summary ? levels_[k] : event_tiles_[k];
+  if (tile.rows.empty()) return absl::OkStatus();
+  TileKey key;
+  key.track = track_;
+  key.section = summary ? TileSection::kSummaries : TileSection::kEvents;
+  key.level = static_cast<uint8_t>(k);
+  key.bucket = static_cast<uint64_t>(tile.bucket);
+  const int64_t start = min_ts_ + tile.bucket * BucketWidth(k);
+  std::string value = EncodeTile(tile.rows, start, summary);
+  tile.rows.clear();
+  return put_(EncodeTileKey(key), std::move(value));
+}
+
+absl::Status TrackWriter::Finish(proto::Track* stats) {
+  for (int k = 1; k < num_levels_; ++k) {
+    if (levels_[k].bin >= 0) {
+      if (absl::Status s = CloseBin(k); !s.ok()) return s;
+    }
+  }
+  for (int k = 0; k < num_levels_; ++k) {
+    if (absl::Status s = FlushTile(k, false); !s.ok()) return s;
+    if (absl::Status s = FlushTile(k, true); !s.ok()) return s;
+  }
+  stats->set_max_depth(layout_.max_lane());
+  stats->set_num_events(num_events_);
+  stats->clear_classes();
+  for (const proto::ClassExtent& e : extents_) *stats->add_classes() = e;
+  return absl::OkStatus();
+}
+
+}  // namespace tracetable

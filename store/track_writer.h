@@ -1,0 +1,67 @@
+// Turns the time-sorted events of one track into tiles: events go to the
+// tiles of their duration class; every level k >= 1 gets summary tiles with,
+// per bin of Resolution(k) and per (kind, lane), the events shorter than
+// Resolution(k). Summaries are built bottom-up: a closed bin of level k is
+// folded into level k + 1, so each event is aggregated once, not once per
+// level. Counter tracks keep, per bin, the first, min, max and last sample.
+#ifndef TRACETABLE_STORE_TRACK_WRITER_H_
+#define TRACETABLE_STORE_TRACK_WRITER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "format/lane_layout.h"
+#include "format/tile_codec.h"
+#include "format/tracetable.pb.h"
+#include "store/sort_record.h"
+
+namespace tracetable {
+
+class TrackWriter {
+ public:
+  using PutFn = std::function<absl::Status(std::string key, std::string value)>;
+
+  // min_ts: the table's time base, bucket 0 starts there.
+  TrackWriter(uint32_t track, bool counter, int num_levels, int64_t min_ts,
+              PutFn put);
+
+  // Records must come in TrackTimeLess order.
+  absl::Status Add(const SortRecord& r);
+  // Flushes everything and fills the track's statistics.
+  absl::Status Finish(proto::Track* stats);
+
+ private:
+  struct Level {
+    int64_t bin = -1;       // open bin index, -1 if none
+    int64_t bin_end = 0;    // first ts past the open bin
+    absl::flat_hash_map<uint64_t, TileRow> open;  // (kind group, lane) -> aggregate
+    std::vector<TileRow> counter_open;            // counters: candidate samples
+    int64_t bucket = -1;
+    std::vector<TileRow> rows;                    // rows of the open tile
+  };
+
+  absl::Status CloseBinsBefore(int64_t ts);
+  absl::Status Insert(int level, const TileRow& item);
+  absl::Status CloseBin(int level);
+  absl::Status AppendRow(int section_level, bool summary, const TileRow& row);
+  absl::Status FlushTile(int section_level, bool summary);
+
+  uint32_t track_;
+  bool counter_;
+  int num_levels_;
+  int64_t min_ts_;
+  PutFn put_;
+  LaneLayout layout_;
+  std::vector<Level> event_tiles_;  // per class: bucket + rows
+  std::vector<Level> levels_;       // per level: bins + summary tile
+  std::vector<proto::ClassExtent> extents_;
+  uint64_t num_events_ = 0;
+};
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_TRACK_WRITER_H_
