@@ -321,7 +321,7 @@ class Writer {
     *p++ = ',';
     p = PutU(p, e.pid);
     *p++ = ',';
-    if (e.has_tid) p = PutU(p, e.tid);
+    p = PutU(p, e.has_tid ? e.tid : 0);
     *p++ = ',';
     p = PutI(p, e.ts);
     *p++ = ',';
@@ -331,7 +331,7 @@ class Writer {
     *p++ = ',';
     p = Put(p, e.name);
     *p++ = ',';
-    if (e.has_id) p = PutU(p, e.id);
+    p = PutU(p, e.has_id ? e.id : 0);
     *p++ = ',';
     if (!e.args.empty()) {
       *p++ = '"';

@@ -1,0 +1,754 @@
+#!/usr/bin/env python3
+"""Measurement driver behind bench/run (stdlib only).
+
+bench/run builds, then calls this with the build dir, the data dir and the
+sizes. For every size it generates (or reuses) a synthetic trace, then runs
+whole-program measurements through the `tracetable` CLI and the two
+baselines (plain-viewer model in Python, SQLite), and writes
+bench/results/<date>-<host>.md and .json. Every command line executed is
+recorded in the JSON (`commands`).
+
+Whole-program timings are taken around `/usr/bin/time -v` (which also gives
+CPU time and peak RSS), so each includes process start-up (~1 ms).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import re
+import shlex
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+COMMANDS = []  # every command line run, with its measurements
+NOTES = []
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def drop_caches():
+    """Drops the page cache (root only). Returns False if not allowed."""
+    try:
+        subprocess.run(["sync"], check=True)
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def parse_time_v(text):
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Maximum resident set size"):
+            out["max_rss_kb"] = int(line.rsplit(":", 1)[1])
+        elif line.startswith("User time"):
+            out["user_s"] = float(line.rsplit(":", 1)[1])
+        elif line.startswith("System time"):
+            out["sys_s"] = float(line.rsplit(":", 1)[1])
+        elif line.startswith("Exit status"):
+            out["exit"] = int(line.rsplit(":", 1)[1])
+    if "user_s" in out and "sys_s" in out:
+        out["cpu_s"] = round(out["user_s"] + out["sys_s"], 3)
+    return out
+
+
+def run(cmd, purpose, stdout_path=None, cold=False, timeout=3600, record=True):
+    """Runs cmd under /usr/bin/time -v. Returns a dict with wall_s, cpu_s,
+    max_rss_kb, rc, stderr (tail)."""
+    if cold:
+        drop_caches()
+    with tempfile.NamedTemporaryFile("r", suffix=".time", delete=False) as tf:
+        tpath = tf.name
+    full = ["/usr/bin/time", "-v", "-o", tpath] + [str(c) for c in cmd]
+    out_f = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(full, stdout=out_f, stderr=subprocess.PIPE, timeout=timeout)
+        rc = p.returncode
+        err = p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        rc, err = -9, "timeout"
+    wall = time.perf_counter() - t0
+    if stdout_path:
+        out_f.close()
+    with open(tpath) as f:
+        tv = parse_time_v(f.read())
+    os.unlink(tpath)
+    res = {"wall_s": round(wall, 6), "rc": rc, **tv}
+    if rc != 0:
+        res["stderr"] = err[-2000:]
+    if record:
+        entry = {"purpose": purpose, "cmd": shlex.join(str(c) for c in cmd)}
+        if stdout_path:
+            entry["stdout"] = stdout_path
+        if cold:
+            entry["cold"] = True
+        entry.update({k: v for k, v in res.items() if k != "stderr"})
+        COMMANDS.append(entry)
+    return res
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def pct(xs, q):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    if len(xs) == 1:
+        return xs[0]
+    k = (len(xs) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def fmt_us(x):
+    """Microseconds as text with at most 3 decimals (ns precision)."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
+
+
+def du_bytes(path):
+    out = subprocess.run(["du", "-sb", path], capture_output=True, text=True)
+    COMMANDS.append({"purpose": "size on disk", "cmd": shlex.join(["du", "-sb", path])})
+    return int(out.stdout.split()[0]) if out.returncode == 0 else None
+
+
+def human_events(n):
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    if n % 1000 == 0:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+# ------------------------------------------------------------------ sweep --
+def sweep_windows(start_us, end_us, positions, seed, min_window_us=10.0):
+    """Zoom levels from the whole span down to 10 us (x10 per level), each
+    with `positions` seeded random windows. Returns [(level_w, [(a, b)])]."""
+    span = end_us - start_us
+    widths = []
+    w = span
+    while w > min_window_us * 1.0001:
+        widths.append(w)
+        w /= 10.0
+    widths.append(min_window_us)
+    levels = []
+    for li, w in enumerate(widths):
+        rng = random.Random(seed * 1_000_003 + li)
+        wins = []
+        for _ in range(positions):
+            a = start_us + rng.random() * max(span - w, 0.0)
+            wins.append((round(a, 3), round(a + w, 3)))
+        levels.append((w, wins))
+    return levels
+
+
+def count_rows_json(path, needle=b'{"ph":'):
+    n = 0
+    with open(path, "rb") as f:
+        tail = b""
+        while True:
+            chunk = f.read(1 << 22)
+            if not chunk:
+                break
+            buf = tail + chunk
+            n += buf.count(needle)
+            tail = buf[-(len(needle) - 1):]
+    return n
+
+
+def tracetable_result(path):
+    """Reads a `tracetable query` output: (tracetable object, #traceEvents)."""
+    try:
+        with open(path, "rb") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        return {"parse_error": str(e)[:200]}, None
+    if not isinstance(doc, dict):
+        return {"parse_error": "not an object"}, None
+    return doc.get("tracetable", {}), len(doc.get("traceEvents", []))
+
+
+def run_sweep(name, levels, make_cmd, parse, tmp, budget_s, min_samples, cold=False):
+    """Runs one process per window. make_cmd(a, b, w) -> argv. parse(path) ->
+    dict of item counts. Stops a level once it used budget_s (after at least
+    min_samples windows)."""
+    rows = []
+    for w, wins in levels:
+        lat, items, rss, errors = [], [], [], 0
+        extra = {}
+        t_level = time.perf_counter()
+        for i, (a, b) in enumerate(wins):
+            if i >= min_samples and time.perf_counter() - t_level > budget_s:
+                break
+            out = os.path.join(tmp, re.sub(r"[^A-Za-z0-9]+", "_", name) + ".out")
+            r = run(make_cmd(a, b, w), f"{name}: zoom sweep window", stdout_path=out, cold=cold)
+            COMMANDS[-1]["window_us"] = w
+            if r["rc"] != 0:
+                errors += 1
+                if errors == 1:
+                    NOTES.append(f"{name}: query failed (rc {r['rc']}): {r.get('stderr', '')[-300:]}")
+                if errors >= 3:
+                    break
+                continue
+            lat.append(r["wall_s"] * 1000)
+            rss.append(r.get("max_rss_kb"))
+            p = parse(out)
+            items.append(p.get("items"))
+            for k, v in p.items():
+                if k != "items" and isinstance(v, (int, float)):
+                    extra.setdefault(k, []).append(v)
+            os.unlink(out)
+        row = {"window_us": w, "n": len(lat), "errors": errors,
+               "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "max_ms": max(lat) if lat else None,
+               "items_median": median(items), "max_rss_kb": max(rss) if rss else None}
+        for k, v in extra.items():
+            row[k + "_median"] = median(v)
+        rows.append(row)
+        log(f"  {name}: window {fmt_us(w)} us: n={row['n']} p50={row['p50_ms'] and round(row['p50_ms'], 1)} ms "
+            f"p99={row['p99_ms'] and round(row['p99_ms'], 1)} ms items={row['items_median']}")
+    return rows
+
+
+# --------------------------------------------------------------- measures --
+def ensure_trace(args, n):
+    """Generates bench/data/trace-<N>-... (JSON, CSV, meta) unless present
+    with matching parameters."""
+    tag = f"trace-{human_events(n)}-h{args.hosts}d{args.devices}-s{args.seed}"
+    base = os.path.join(args.data, tag)
+    js, csv, meta = base + ".json", base + ".csv", base + ".meta.json"
+    need_csv = args.baselines and n <= args.baseline_max_events
+    have = os.path.exists(js) and os.path.exists(meta) and (not need_csv or os.path.exists(csv))
+    gen = None
+    if have:
+        log(f"reusing {js}")
+    else:
+        cmd = [args.gen, "--events", n, "--hosts", args.hosts, "--devices", args.devices,
+               "--seed", args.seed, "-o", js, "--meta", meta]
+        if need_csv:
+            cmd += ["--csv", csv]
+        log(f"generating {js}")
+        r = run(cmd, "generate trace")
+        if r["rc"] != 0:
+            raise SystemExit(f"tt_gen_trace failed: {r.get('stderr')}")
+        gen = r
+    with open(meta) as f:
+        m = json.load(f)
+    m["json_path"] = js
+    m["csv_path"] = csv if os.path.exists(csv) else None
+    m["json_file_bytes"] = os.path.getsize(js)
+    if gen:
+        m["gen_wall_s"] = gen["wall_s"]
+        m["gen_events_per_s"] = m["events"] / gen["wall_s"]
+        m["gen_max_rss_kb"] = gen.get("max_rss_kb")
+    return m
+
+
+def cli_available(cli):
+    return os.path.isfile(cli) and os.access(cli, os.X_OK)
+
+
+def measure_tracetable(args, m, tmp):
+    res = {}
+    cli = args.cli
+    js = m["json_path"]
+    table = os.path.join(args.data, "tables", os.path.basename(js)[:-5] + ".tracetable")
+    os.makedirs(os.path.dirname(table), exist_ok=True)
+    mb = m["json_file_bytes"] / 1e6
+
+    # Ingest: default budget and a small one.
+    ingest = {}
+    for label, extra in (("default", []), (f"budget {args.small_budget}", ["--memory-budget", args.small_budget])):
+        runs = []
+        for rep in range(args.reps):
+            shutil.rmtree(table, ignore_errors=True)
+            r = run([cli, "ingest", js, "-o", table] + extra, f"ingest ({label})")
+            if r["rc"] != 0:
+                NOTES.append(f"ingest ({label}) failed rc={r['rc']}: {r.get('stderr', '')[-500:]}")
+                break
+            runs.append(r)
+        if not runs:
+            ingest[label] = {"error": True}
+            continue
+        wall = median([r["wall_s"] for r in runs])
+        ingest[label] = {
+            "n": len(runs), "wall_s": wall, "cpu_s": median([r.get("cpu_s") for r in runs]),
+            "max_rss_kb": median([r.get("max_rss_kb") for r in runs]),
+            "mb_per_s": mb / wall, "events_per_s": m["events"] / wall,
+            "walls": [r["wall_s"] for r in runs]}
+        log(f"  ingest {label}: {wall:.2f} s, {mb / wall:.1f} MB/s, rss {ingest[label]['max_rss_kb']} KB")
+    res["ingest"] = ingest
+    # Leave a default-budget table for the queries.
+    shutil.rmtree(table, ignore_errors=True)
+    r = run([cli, "ingest", js, "-o", table], "ingest (default, table for queries)")
+    if r["rc"] != 0:
+        res["error"] = "ingest failed; no table to query"
+        return res
+    res["table"] = table
+    res["disk_bytes"] = du_bytes(table)
+    res["bytes_per_event"] = res["disk_bytes"] / m["events"] if res["disk_bytes"] else None
+
+    info_out = os.path.join(tmp, "info.json")
+    r = run([cli, "info", table, "--json"], "info", stdout_path=info_out)
+    try:
+        with open(info_out) as f:
+            res["info"] = json.load(f)
+    except (OSError, ValueError):
+        res["info"] = {"error": f"rc={r['rc']}"}
+
+    info_runs = [run([cli, "info", table, "--json"], "info (process start + open floor)") for _ in range(args.reps)]
+    res["info_ms"] = median([r["wall_s"] * 1000 for r in info_runs])
+
+    start, end = m["start_us"], m["end_us"]
+    span = end - start
+    whole = lambda cold: [cli, "query", table, "--start-us", fmt_us(start), "--end-us", fmt_us(end),
+                          "--resolution-us", fmt_us(span / 2000)]
+
+    def first_window(cold):
+        runs, parsed = [], None
+        for rep in range(args.reps):
+            out = os.path.join(tmp, "first.json")
+            r = run(whole(cold), f"first whole-trace window ({'cold' if cold else 'warm'} cache, fresh process)",
+                    stdout_path=out, cold=cold)
+            if r["rc"] != 0:
+                NOTES.append(f"query failed rc={r['rc']}: {r.get('stderr', '')[-500:]}")
+                break
+            parsed = tracetable_result(out)
+            runs.append(r)
+        if not runs:
+            return {"error": True}
+        tt, nev = parsed
+        return {"n": len(runs), "wall_ms": median([r["wall_s"] * 1000 for r in runs]),
+                "max_rss_kb": median([r.get("max_rss_kb") for r in runs]),
+                "trace_events": nev, "tracetable": tt}
+
+    res["first_window_warm"] = first_window(False)
+    if args.cold:
+        res["first_window_cold"] = first_window(True)
+    log(f"  first window: {res['first_window_warm']}")
+
+    levels = sweep_windows(start, end, args.positions, args.seed)
+    track = m["one_track"]
+
+    def parse(path):
+        tt, nev = tracetable_result(path)
+        d = {"items": tt.get("items", nev)}
+        for k in ("summaries", "tiles_read", "bytes_read"):
+            if isinstance(tt.get(k), (int, float)):
+                d[k] = tt[k]
+        if isinstance(tt.get("truncated"), bool):
+            d["truncated"] = int(tt["truncated"])
+        return d
+
+    def qcmd(extra):
+        return lambda a, b, w: [cli, "query", table, "--start-us", fmt_us(a), "--end-us", fmt_us(b),
+                                "--resolution-us", fmt_us(w / 2000)] + extra
+
+    if inprocess_available(args):
+        res["sweep_mode"] = "in-process (tracetable bench-queries)"
+        res["sweep_all"], res["sweep_one"] = sweep_inprocess(args, table, levels, track, tmp)
+    else:
+        res["sweep_mode"] = "one tracetable query process per window (fresh process, warm page cache)"
+        res["sweep_all"] = run_sweep("tracetable all tracks", levels, qcmd([]), parse, tmp,
+                                     args.level_budget_s, args.min_samples)
+        res["sweep_one"] = run_sweep("tracetable one track", levels,
+                                     qcmd(["--pid", f"{track['pid']}:{track['tid']}"]), parse, tmp,
+                                     args.level_budget_s, args.min_samples)
+    if args.cold:
+        cold_levels = [(w, wins[:args.cold_positions]) for w, wins in levels]
+        res["sweep_all_cold"] = run_sweep("tracetable all tracks (cold cache)", cold_levels, qcmd([]), parse,
+                                          tmp, args.level_budget_s, args.cold_positions, cold=True)
+    return res
+
+
+# The in-process sweep, for when the CLI grows a query-benchmark mode. The
+# expected interface (see docs/performance.md):
+#   tracetable bench-queries TABLE --windows FILE [--repeat N]
+# FILE has one window per line: "start_us end_us resolution_us [pid[:tid]]";
+# stdout has one JSON object per line and window:
+#   {"i": <line>, "latency_us": <float>, "items": N, "summaries": N, ...}
+# with the table opened once (warm: the process and caches are warm).
+def inprocess_available(args):
+    if args.inprocess == "off":
+        return False
+    r = subprocess.run([args.cli, "bench-queries", "--help"], capture_output=True)
+    ok = r.returncode == 0
+    if args.inprocess == "on" and not ok:
+        NOTES.append("--inprocess on but `tracetable bench-queries` is not available; used one process per window")
+    return ok
+
+
+def sweep_inprocess(args, table, levels, track, tmp):
+    out = []
+    for one in (False, True):
+        wfile = os.path.join(tmp, "windows.txt")
+        index = []
+        with open(wfile, "w") as f:
+            for li, (w, wins) in enumerate(levels):
+                for a, b in wins:
+                    f.write(f"{fmt_us(a)} {fmt_us(b)} {fmt_us(w / 2000)}"
+                            + (f" {track['pid']}:{track['tid']}" if one else "") + "\n")
+                    index.append(li)
+        res_path = os.path.join(tmp, "bench-queries.jsonl")
+        r = run([args.cli, "bench-queries", table, "--windows", wfile], "in-process window sweep",
+                stdout_path=res_path)
+        per = [[] for _ in levels]
+        if r["rc"] == 0:
+            with open(res_path) as f:
+                for line in f:
+                    d = json.loads(line)
+                    per[index[d["i"]]].append(d)
+        rows = []
+        for (w, _), ds in zip(levels, per):
+            lat = [d["latency_us"] / 1000 for d in ds]
+            rows.append({"window_us": w, "n": len(ds), "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99),
+                         "max_ms": max(lat) if lat else None,
+                         "items_median": median([d.get("items") for d in ds]),
+                         "summaries_median": median([d.get("summaries") for d in ds])})
+        out.append(rows)
+    return out[0], out[1]
+
+
+PLAIN_VIEWER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "plain_viewer.py")
+
+
+def measure_plain_viewer(args, m, tmp):
+    runs, parsed = [], None
+    for rep in range(args.reps):
+        out = os.path.join(tmp, "plain.json")
+        r = run(["python3", PLAIN_VIEWER, m["json_path"], fmt_us(m["start_us"]), fmt_us(m["end_us"])],
+                "plain-viewer model: json.load + filter whole window", stdout_path=out)
+        if r["rc"] != 0:
+            NOTES.append(f"plain viewer failed: {r.get('stderr', '')[-300:]}")
+            break
+        with open(out) as f:
+            parsed = json.load(f)
+        runs.append(r)
+    if not runs:
+        return {"error": True}
+    res = {"n": len(runs), "wall_ms": median([r["wall_s"] * 1000 for r in runs]),
+           "cpu_s": median([r.get("cpu_s") for r in runs]),
+           "max_rss_kb": median([r.get("max_rss_kb") for r in runs]), "items": parsed["items"]}
+    log(f"  plain viewer: {res['wall_ms']:.0f} ms, rss {res['max_rss_kb']} KB")
+    return res
+
+
+SQLITE_LOAD = """PRAGMA journal_mode=OFF;
+PRAGMA synchronous=OFF;
+CREATE TABLE events(ph TEXT, pid INTEGER, tid INTEGER, ts INTEGER, dur INTEGER, cat TEXT, name TEXT, id INTEGER, args TEXT);
+.import --csv --skip 1 {csv} events
+CREATE INDEX events_pid_tid_ts ON events(pid, tid, ts);
+ANALYZE;
+"""
+
+
+def measure_sqlite(args, m, tmp):
+    if not m.get("csv_path"):
+        return {"skipped": "no CSV"}
+    db = os.path.join(args.data, "tables", os.path.basename(m["json_path"])[:-5] + ".sqlite")
+    os.makedirs(os.path.dirname(db), exist_ok=True)
+    script = os.path.join(args.data, "tables", "load.sql")
+    with open(script, "w") as f:
+        f.write(SQLITE_LOAD.format(csv=m["csv_path"]))
+    runs = []
+    for rep in range(args.reps):
+        if os.path.exists(db):
+            os.unlink(db)
+        r = run(["sqlite3", db, "-init", script, ".quit"], "sqlite load (.import CSV, index, ANALYZE)")
+        if r["rc"] != 0:
+            NOTES.append(f"sqlite load failed: {r.get('stderr', '')[-300:]}")
+            return {"error": True}
+        runs.append(r)
+    wall = median([r["wall_s"] for r in runs])
+    res = {"load": {"n": len(runs), "wall_s": wall, "max_rss_kb": median([r.get("max_rss_kb") for r in runs]),
+                    "events_per_s": m["events"] / wall, "mb_per_s_of_json": m["json_file_bytes"] / 1e6 / wall,
+                    "script": SQLITE_LOAD.format(csv=m["csv_path"])}}
+    res["disk_bytes"] = du_bytes(db)
+    res["bytes_per_event"] = res["disk_bytes"] / m["events"]
+    log(f"  sqlite load {wall:.2f} s, {res['bytes_per_event']:.1f} B/event")
+    maxdur_ns = round(m["max_dur_us"] * 1000)
+
+    def sql(a, b, one):
+        a_ns, b_ns = round(a * 1000), round(b * 1000)
+        q = (f"SELECT ph,pid,tid,ts,dur,name,args FROM events WHERE ts >= {a_ns - maxdur_ns} "
+             f"AND ts <= {b_ns} AND ts + dur >= {a_ns}")
+        if one:
+            q += f" AND pid = {m['one_track']['pid']} AND tid = {m['one_track']['tid']}"
+        return q + ";"
+
+    levels = sweep_windows(m["start_us"], m["end_us"], args.positions, args.seed)
+    parse = lambda p: {"items": count_rows_json(p)}
+    res["query_plan"] = subprocess.run(["sqlite3", db, "EXPLAIN QUERY PLAN " + sql(0, 1, False)],
+                                       capture_output=True, text=True).stdout.strip()
+    floor = [run(["sqlite3", db, "SELECT 1;"], "sqlite process start + open floor") for _ in range(args.reps)]
+    res["process_floor_ms"] = median([r["wall_s"] * 1000 for r in floor])
+    s = m["start_us"]
+    first = []
+    for rep in range(args.reps):
+        out = os.path.join(tmp, "sq.json")
+        r = run(["sqlite3", "-json", db, sql(s, m["end_us"], False)], "sqlite first whole-trace window",
+                stdout_path=out)
+        first.append(r)
+    res["first_window_warm"] = {"n": len(first), "wall_ms": median([r["wall_s"] * 1000 for r in first]),
+                                "max_rss_kb": median([r.get("max_rss_kb") for r in first]),
+                                "items": count_rows_json(out)}
+    res["sweep_all"] = run_sweep("sqlite all tracks", levels, lambda a, b, w: ["sqlite3", "-json", db, sql(a, b, False)],
+                                 parse, tmp, args.level_budget_s, args.min_samples)
+    res["sweep_one"] = run_sweep("sqlite one track", levels, lambda a, b, w: ["sqlite3", "-json", db, sql(a, b, True)],
+                                 parse, tmp, args.level_budget_s, args.min_samples)
+    return res
+
+
+# ---------------------------------------------------------------- report --
+def machine_info():
+    info = {"hostname": socket.gethostname(), "nproc": os.cpu_count(), "kernel": platform.release(),
+            "loadavg_at_start": os.getloadavg()[0]}
+    try:
+        with open("/proc/meminfo") as f:
+            info["mem_total_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        info["git_commit"] = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse",
+                                             "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        info["git_dirty"] = bool(subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "status",
+                                                 "--porcelain", "--untracked-files=no"],
+                                                capture_output=True, text=True).stdout.strip())
+    except OSError:
+        pass
+    for tool, flag in (("sqlite3", "--version"), ("python3", "--version")):
+        try:
+            info[tool] = subprocess.run([tool, flag], capture_output=True, text=True).stdout.split("\n")[0][:40]
+        except OSError:
+            pass
+    return info
+
+
+def f(x, nd=1, unit=""):
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:,.{nd}f}{unit}"
+    return f"{x:,}{unit}"
+
+
+def mib(kb):
+    return None if kb is None else kb / 1024
+
+
+def write_report(path_md, path_json, doc):
+    with open(path_json, "w") as fj:
+        json.dump(doc, fj, indent=1, default=str)
+    sizes = doc["sizes"]
+    L = []
+    L.append(f"# tracetable benchmark — {doc['date']} on {doc['machine']['hostname']}")
+    L.append("")
+    mi = doc["machine"]
+    L.append(f"Machine: {mi.get('nproc')} cores ({mi.get('cpu', '?')}), {mi.get('mem_total_gib')} GiB RAM, "
+             f"kernel {mi.get('kernel')}; git {mi.get('git_commit')}{' (dirty)' if mi.get('git_dirty') else ''}; "
+             f"{mi.get('sqlite3', '')}; {mi.get('python3', '')}. 1-minute load average "
+             f"{mi.get('loadavg_at_start', 0):.2f} at start, {mi.get('loadavg_at_end', 0):.2f} at end "
+             f"(anything above ~0.5 means other work shared the 2 cores).")
+    L.append(f"Command: `{doc['argv']}` (mode {doc['mode']}, {doc['reps']} repetitions, medians). "
+             f"Every command line with its timings is in `{os.path.basename(path_json)}`.")
+    L.append("")
+    if doc.get("cli_missing"):
+        L.append(f"**The tracetable CLI was not found at `{doc['cli']}`: tracetable measurements are missing.**")
+        L.append("")
+    names = [human_events(s["meta"]["events_target"]) for s in sizes]
+    L.append("## Summary")
+    L.append("")
+    L.append("| | " + " | ".join(names) + " |")
+    L.append("|---|" + "---|" * len(names))
+
+    def row(label, fn):
+        vals = []
+        for s in sizes:
+            try:
+                vals.append(fn(s))
+            except (KeyError, TypeError, ZeroDivisionError):
+                vals.append("–")
+        L.append(f"| {label} | " + " | ".join(vals) + " |")
+
+    row("events (generated)", lambda s: f(s["meta"]["events"]))
+    row("JSON size", lambda s: f(s["meta"]["json_file_bytes"] / 1e6, 1, " MB"))
+    row("trace span", lambda s: f(s["meta"]["span_us"] / 1e6, 3, " s"))
+    row("generator", lambda s: f(s["meta"]["gen_events_per_s"] / 1e6, 2, " M events/s") if "gen_events_per_s" in s["meta"] else "reused")
+    for label in ("default", f"budget {doc['small_budget']}"):
+        row(f"ingest {label}: MB/s", lambda s: f(s["tracetable"]["ingest"][label]["mb_per_s"], 1))
+        row(f"ingest {label}: events/s", lambda s: f(s["tracetable"]["ingest"][label]["events_per_s"] / 1e6, 2, " M"))
+        row(f"ingest {label}: wall / CPU", lambda s: f"{f(s['tracetable']['ingest'][label]['wall_s'], 2)} s / "
+            f"{f(s['tracetable']['ingest'][label]['cpu_s'], 2)} s")
+        row(f"ingest {label}: peak RSS", lambda s: f(mib(s["tracetable"]["ingest"][label]["max_rss_kb"]), 0, " MiB"))
+    row("tracetable size on disk", lambda s: f(s["tracetable"]["disk_bytes"] / 1e6, 1, " MB"))
+    row("tracetable bytes/event", lambda s: f(s["tracetable"]["bytes_per_event"], 2))
+    row("`info` (process start + open)", lambda s: f(s["tracetable"]["info_ms"], 1, " ms"))
+    row("first whole-trace window, fresh process, warm cache", lambda s: f(s["tracetable"]["first_window_warm"]["wall_ms"], 1, " ms"))
+    row("first whole-trace window, fresh process, cold cache", lambda s: f(s["tracetable"]["first_window_cold"]["wall_ms"], 1, " ms"))
+    row("first window: peak RSS", lambda s: f(mib(s["tracetable"]["first_window_warm"]["max_rss_kb"]), 0, " MiB"))
+    row("first window: items / summaries", lambda s: f"{s['tracetable']['first_window_warm']['tracetable'].get('items', '–')} / "
+        f"{s['tracetable']['first_window_warm']['tracetable'].get('summaries', '–')}")
+    row("sweep p99 all tracks (worst level)", lambda s: f(max(r["p99_ms"] for r in s["tracetable"]["sweep_all"] if r["p99_ms"] is not None), 1, " ms"))
+    row("sweep p99 one track (worst level)", lambda s: f(max(r["p99_ms"] for r in s["tracetable"]["sweep_one"] if r["p99_ms"] is not None), 1, " ms"))
+    row("plain viewer (json.load): first window", lambda s: f(s["plain_viewer"]["wall_ms"], 0, " ms"))
+    row("plain viewer: peak RSS", lambda s: f(mib(s["plain_viewer"]["max_rss_kb"]), 0, " MiB"))
+    row("first-window speed-up vs plain viewer", lambda s: f(s["plain_viewer"]["wall_ms"] / s["tracetable"]["first_window_warm"]["wall_ms"], 1, "×"))
+    row("memory ratio vs plain viewer", lambda s: f(s["plain_viewer"]["max_rss_kb"] / s["tracetable"]["first_window_warm"]["max_rss_kb"], 1, "×"))
+    row("SQLite load (CSV .import + index)", lambda s: f(s["sqlite"]["load"]["wall_s"], 2, " s"))
+    row("SQLite bytes/event", lambda s: f(s["sqlite"]["bytes_per_event"], 1))
+    row("SQLite process+open floor (SELECT 1)", lambda s: f(s["sqlite"]["process_floor_ms"], 1, " ms"))
+    row("SQLite first whole-trace window", lambda s: f(s["sqlite"]["first_window_warm"]["wall_ms"], 0, " ms"))
+    L.append("")
+    for s in sizes:
+        n = human_events(s["meta"]["events_target"])
+        tt = s.get("tracetable") or {}
+        sq = s.get("sqlite") or {}
+        if not tt.get("sweep_all") and not sq.get("sweep_all"):
+            continue
+        L.append(f"## Zoom sweep, {n} events")
+        L.append("")
+        L.append(f"Windows from the whole span down to 10 µs (÷10 per level), up to {doc['positions']} seeded random "
+                 f"positions per level, resolution = window/2000. tracetable: {tt.get('sweep_mode', '–')}. "
+                 f"SQLite: one `sqlite3 -json` process per window. Latency in ms (p50 / p99), items = median "
+                 f"items returned (tracetable `items`+`summaries` object fields; SQLite rows). One track = "
+                 f"`--pid {s['meta']['one_track']['pid']}:{s['meta']['one_track']['tid']}` "
+                 f"({s['meta']['one_track']['name']}).")
+        L.append("")
+        L.append("| window | n | tt all p50/p99 | tt all items (summaries) | tt one p50/p99 | tt one items | "
+                 "SQLite all p50/p99 | SQLite all rows | SQLite one p50/p99 | SQLite one rows |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        nlev = max(len(tt.get("sweep_all") or []), len(sq.get("sweep_all") or []))
+
+        def cell(rows, i, what):
+            if not rows or i >= len(rows):
+                return "–"
+            r = rows[i]
+            if what == "lat":
+                return f"{f(r['p50_ms'])} / {f(r['p99_ms'])}"
+            it = f(r["items_median"], 0) if isinstance(r["items_median"], float) else f(r["items_median"])
+            if r.get("summaries_median") is not None:
+                it += f" ({f(r['summaries_median'], 0) if isinstance(r['summaries_median'], float) else r['summaries_median']})"
+            return it
+
+        for i in range(nlev):
+            ref = (tt.get("sweep_all") or sq.get("sweep_all"))[i]
+            w = ref["window_us"]
+            wl = f"{w / 1e6:.3g} s" if w >= 1e6 else f"{w / 1e3:.3g} ms" if w >= 1e3 else f"{w:.3g} µs"
+            L.append(f"| {wl} | {ref['n']} | {cell(tt.get('sweep_all'), i, 'lat')} | {cell(tt.get('sweep_all'), i, 'it')} | "
+                     f"{cell(tt.get('sweep_one'), i, 'lat')} | {cell(tt.get('sweep_one'), i, 'it')} | "
+                     f"{cell(sq.get('sweep_all'), i, 'lat')} | {cell(sq.get('sweep_all'), i, 'it')} | "
+                     f"{cell(sq.get('sweep_one'), i, 'lat')} | {cell(sq.get('sweep_one'), i, 'it')} |")
+        if tt.get("sweep_all_cold"):
+            L.append("")
+            L.append("Cold cache (page cache dropped before each query), all tracks: " + ", ".join(
+                f"{r['window_us']:.3g} µs: {f(r['p50_ms'])}/{f(r['p99_ms'])} ms" for r in tt["sweep_all_cold"]))
+        L.append("")
+    if doc.get("notes"):
+        L.append("## Notes and failures")
+        L.append("")
+        for n in doc["notes"]:
+            L.append("- " + n.replace("\n", " ")[:600])
+        L.append("")
+    L.append("## Commands (representative; all are in the JSON)")
+    L.append("")
+    L.append("```")
+    seen = set()
+    for c in doc["commands"]:
+        if c["purpose"] in seen:
+            continue
+        seen.add(c["purpose"])
+        cmd = c["cmd"] if len(c["cmd"]) < 400 else c["cmd"][:400] + " …"
+        L.append(f"# {c['purpose']}\n{cmd}" + (f" > {os.path.basename(c['stdout'])}" if c.get("stdout") else ""))
+    L.append("```")
+    with open(path_md, "w") as fm:
+        fm.write("\n".join(L) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--gen", required=True, help="tt_gen_trace binary")
+    ap.add_argument("--cli", required=True, help="tracetable binary")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--sizes", required=True, help="comma-separated event counts")
+    ap.add_argument("--mode", default="default")
+    ap.add_argument("--argv", default="bench/run")
+    ap.add_argument("--hosts", type=int, default=4)
+    ap.add_argument("--devices", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--positions", type=int, default=20)
+    ap.add_argument("--min-samples", type=int, default=3)
+    ap.add_argument("--level-budget-s", type=float, default=15)
+    ap.add_argument("--small-budget", default="64M")
+    ap.add_argument("--cold", type=int, default=1, help="also measure with the page cache dropped (root only)")
+    ap.add_argument("--cold-positions", type=int, default=3)
+    ap.add_argument("--baselines", type=int, default=1)
+    ap.add_argument("--baseline-max-events", type=int, default=10_000_000)
+    ap.add_argument("--inprocess", choices=["auto", "on", "off"], default="auto")
+    args = ap.parse_args()
+    os.makedirs(args.data, exist_ok=True)
+    os.makedirs(args.results, exist_ok=True)
+    tmp = os.path.join(args.data, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    if args.cold and not drop_caches():
+        NOTES.append("cannot drop the page cache (not root?): cold measurements skipped")
+        args.cold = 0
+
+    have_cli = cli_available(args.cli)
+    if not have_cli:
+        msg = (f"tracetable CLI not found at {args.cli} (is cli/ built yet?): "
+               f"skipping ingest/info/query measurements; generator and baselines still run")
+        log("ERROR: " + msg)
+        NOTES.append(msg)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    host = socket.gethostname()
+    base = os.path.join(args.results, f"{date}-{host}")
+    doc = {"date": date, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "machine": machine_info(), "argv": args.argv, "mode": args.mode, "reps": args.reps,
+           "positions": args.positions, "small_budget": args.small_budget, "cli": args.cli,
+           "cli_missing": not have_cli, "sizes": [], "notes": NOTES, "commands": COMMANDS}
+    t_all = time.perf_counter()
+    for n in [int(x) for x in args.sizes.split(",")]:
+        log(f"== {human_events(n)} events ==")
+        m = ensure_trace(args, n)
+        m["events_target"] = n
+        entry = {"meta": m}
+        doc["sizes"].append(entry)
+        if have_cli:
+            entry["tracetable"] = measure_tracetable(args, m, tmp)
+        if args.baselines and n <= args.baseline_max_events:
+            entry["plain_viewer"] = measure_plain_viewer(args, m, tmp)
+            entry["sqlite"] = measure_sqlite(args, m, tmp)
+        doc["elapsed_s"] = round(time.perf_counter() - t_all, 1)
+        doc["machine"]["loadavg_at_end"] = os.getloadavg()[0]
+        write_report(base + ".md", base + ".json", doc)  # after every size
+    log(f"wrote {base}.md and {base}.json in {time.perf_counter() - t_all:.0f} s")
+    if not have_cli:
+        log("ERROR: " + NOTES[0])
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
