@@ -35,6 +35,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "ingest/xspace/stat_json.h"
+#include "ingest/xspace/wire_check.h"
 #include "ingest/xspace/xplane.pb.h"
 
 namespace tracetable {
@@ -99,6 +100,13 @@ absl::Status DecodeError(const std::string& path, uint64_t offset,
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": not a valid XSpace (.xplane.pb): ", Av(what),
                    " at byte offset ", offset));
+}
+
+// "field 1 (planes)": XSpace's field names make errors readable.
+std::string SpaceField(int field) {
+  static constexpr const char* kNames[] = {"", "planes", "errors", "warnings",
+                                           "hostnames"};
+  return absl::StrCat("XSpace field ", field, " (", kNames[field], ")");
 }
 
 constexpr uint32_t Tag(int field, WireFormatLite::WireType wire) {
@@ -210,7 +218,7 @@ absl::Status ScanField(FileInputStream& stream, uint64_t file_size,
   }
   if (wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
     return DecodeError(path, field_start,
-                       absl::StrCat("field ", field, " has wire type ", wire,
+                       absl::StrCat(SpaceField(field), " has wire type ", wire,
                                     ", expected 2 (length-delimited)"));
   }
   const uint64_t length_at = at();
@@ -221,13 +229,13 @@ absl::Status ScanField(FileInputStream& stream, uint64_t file_size,
   const uint64_t start = at();
   if (length > file_size - start) {
     return DecodeError(path, start,
-                       absl::StrCat("field ", field, " claims ", length,
+                       absl::StrCat(SpaceField(field), " claims ", length,
                                     " bytes but only ", file_size - start,
                                     " remain (truncated file?)"));
   }
   if (length > kMaxFieldBytes) {
     return DecodeError(path, start,
-                       absl::StrCat("field ", field, " of ", length,
+                       absl::StrCat(SpaceField(field), " of ", length,
                                     " bytes exceeds protobuf's 2 GiB limit"));
   }
   *recognized = true;
@@ -268,9 +276,44 @@ bool SkipTo(FileInputStream& stream, uint64_t target) {
   return static_cast<uint64_t>(stream.ByteCount()) == target;
 }
 
+// Reads `length` bytes at `offset` with pread (independent of any stream).
+bool ReadBytesAt(int fd, uint64_t offset, uint64_t length, std::string* out) {
+  out->resize(length);
+  uint64_t done = 0;
+  while (done < length) {
+    const ssize_t n = pread(fd, out->data() + done, length - done,
+                            static_cast<off_t>(offset + done));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// The error for a plane that does not decode. The generated parser gives no
+// position, so re-walk the plane's bytes to find the first bad one.
+absl::Status PlaneDecodeError(int fd, const PlaneRef& ref, size_t plane_index,
+                              const std::string& path) {
+  const std::string plane = absl::StrCat("XPlane #", plane_index);
+  std::string bytes;
+  if (ReadBytesAt(fd, ref.offset, ref.length, &bytes)) {
+    if (std::optional<xspace_wire::WireFault> fault = xspace_wire::FindWireFault(
+            bytes, XPlane::descriptor());
+        fault) {
+      return DecodeError(path, ref.offset + fault->offset,
+                         absl::StrCat(plane, ": ", fault->what));
+    }
+  }
+  return DecodeError(path, ref.offset,
+                     absl::StrCat(plane, " (", ref.length,
+                                  " bytes) does not decode; the plane starts"));
+}
+
 // Decodes the plane at `ref` into `plane`. Planes are visited in file order,
 // so the stream only ever moves forward.
-absl::Status DecodePlane(FileInputStream& stream, const PlaneRef& ref,
+absl::Status DecodePlane(FileInputStream& stream, int fd, const PlaneRef& ref,
                          size_t plane_index, const std::string& path,
                          XPlane* plane) {
   if (!SkipTo(stream, ref.offset)) {
@@ -282,11 +325,7 @@ absl::Status DecodePlane(FileInputStream& stream, const PlaneRef& ref,
   // A parse that stops early (end of file) still returns true; the limit
   // tells whether the whole plane was there.
   if (!plane->ParseFromCodedStream(&coded) || coded.BytesUntilLimit() != 0) {
-    return DecodeError(
-        path, ref.offset,
-        absl::StrCat("XPlane #", plane_index, " (", ref.length,
-                     " bytes) does not decode (corrupt data, or a string "
-                     "that is not UTF-8); the plane starts"));
+    return PlaneDecodeError(fd, ref, plane_index, path);
   }
   coded.PopLimit(limit);
   return absl::OkStatus();
@@ -368,7 +407,11 @@ class PlaneEmitter {
     }
   }
 
-  absl::Status Emit(int64_t sort_index);
+  // `line_done(events_done, events_total)` runs after each line, so callers
+  // can report progress inside a big plane.
+  absl::Status Emit(
+      int64_t sort_index,
+      const std::function<void(uint64_t, uint64_t)>& line_done = {});
   // The plane's own stats (device properties) as a JSON object, or "".
   std::string PlaneStatsJson();
 
@@ -461,15 +504,22 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
   return info;
 }
 
-absl::Status PlaneEmitter::Emit(int64_t sort_index) {
+absl::Status PlaneEmitter::Emit(
+    int64_t sort_index,
+    const std::function<void(uint64_t, uint64_t)>& line_done) {
   sink_->SetProcessName(Pid(), plane_.name());
   sink_->SetProcessSortIndex(Pid(), sort_index);
+  uint64_t total = 0;
+  for (const XLine& line : plane_.lines()) total += line.events_size();
+  uint64_t done = 0;
   for (int i = 0; i < plane_.lines_size(); ++i) {
     const XLine& line = plane_.lines(i);
     absl::Status s = line.name() == kCountersLine
                          ? EmitCounterLine(line)
                          : EmitThreadLine(line, i);
     if (!s.ok()) return s;
+    done += line.events_size();
+    if (line_done) line_done(done, total);
   }
   ReportNotes();
   return absl::OkStatus();
@@ -771,11 +821,19 @@ absl::Status ReadXSpace(
     // One arena per plane: decoding is faster and freeing is one call.
     google::protobuf::Arena arena;
     XPlane* plane = google::protobuf::Arena::CreateMessage<XPlane>(&arena);
-    if (absl::Status s = DecodePlane(stream, ref, i, path, plane); !s.ok()) {
+    if (absl::Status s = DecodePlane(stream, fd.get(), ref, i, path, plane); !s.ok()) {
       return s;
     }
     PlaneEmitter emitter(sink, *plane, pids[i]);
-    if (absl::Status s = emitter.Emit(PlaneSortIndex(plane->name(), i));
+    // Within a plane, progress moves with the share of its events emitted.
+    std::function<void(uint64_t, uint64_t)> line_done;
+    if (progress) {
+      line_done = [&](uint64_t done, uint64_t total) {
+        if (total > 0) progress(ref.offset + ref.length * done / total, *size);
+      };
+    }
+    if (absl::Status s = emitter.Emit(PlaneSortIndex(plane->name(), i),
+                                      line_done);
         !s.ok()) {
       return s;
     }

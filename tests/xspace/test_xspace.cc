@@ -673,6 +673,14 @@ TEST(XSpaceBadInputTest, EmptyAndMissingFiles) {
   EXPECT_EQ(dir.code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The offset in "... at byte offset N" of a decode error.
+uint64_t ErrorOffset(const absl::Status& s) {
+  const std::string msg(s.message());
+  const size_t at = msg.rfind("byte offset ");
+  EXPECT_NE(at, std::string::npos) << msg;
+  return at == std::string::npos ? 0 : std::stoull(msg.substr(at + 12));
+}
+
 TEST(XSpaceBadInputTest, CorruptBytesInsideAPlane) {
   std::string bytes = ReadAll(kRealProfile);
   for (size_t at : {bytes.size() / 4, bytes.size() / 2, bytes.size() * 3 / 4}) {
@@ -680,8 +688,28 @@ TEST(XSpaceBadInputTest, CorruptBytesInsideAPlane) {
     std::fill(broken.begin() + at, broken.begin() + at + 64, '\xff');
     const std::string path = WriteTemp("corrupt.xplane.pb", broken);
     ExpectDecodeError(path, absl::StrCat("0xff at ", at));
+    CollectingSink sink;
+    const uint64_t offset = ErrorOffset(ReadXSpace(path, "", &sink));
+    // Bytes before `at` are intact, so the fault is found in the field that
+    // holds the damage: at most one op-name-sized string before it.
+    EXPECT_LE(offset, at + 64);
+    EXPECT_GE(offset + 1024, at);
     std::remove(path.c_str());
   }
+}
+
+TEST(XSpaceBadInputTest, NonUtf8StringIsLocatedExactly) {
+  std::string bytes = SyntheticSpace().SerializeAsString();
+  const size_t name_at = bytes.find("Compute thread");
+  ASSERT_NE(name_at, std::string::npos);
+  bytes[name_at + 3] = '\xff';
+  const std::string path = WriteTemp("utf8.xplane.pb", bytes);
+  CollectingSink sink;
+  const absl::Status s = ReadXSpace(path, "", &sink);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("display_name is not UTF-8"));
+  EXPECT_EQ(ErrorOffset(s), name_at);
+  std::remove(path.c_str());
 }
 
 }  // namespace
