@@ -68,6 +68,11 @@ struct Event {
   std::string_view args_json;
 };
 
+// Summaries group events by kind: slices, instants, and flow points apart.
+inline uint32_t KindGroup(EventKind kind) {
+  return kind == EventKind::kSlice ? 0 : kind == EventKind::kInstant ? 1 : 2;
+}
+
 }  // namespace tracetable
 
 #endif  // TRACETABLE_FORMAT_EVENT_H_

@@ -81,6 +81,7 @@ class TableBuilder : public EventSink {
 
   absl::Status Finish();
   const BuildStats& stats() const { return stats_; }
+  uint64_t events_added() const { return next_id_ - 1; }
 
  private:
   explicit TableBuilder(BuildOptions options);

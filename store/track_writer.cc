@@ -8,17 +8,6 @@
 namespace tracetable {
 namespace {
 
-uint32_t KindGroup(EventKind kind) {
-  switch (kind) {
-    case EventKind::kSlice:
-      return 0;
-    case EventKind::kInstant:
-      return 1;
-    default:
-      return 2;  // flow points
-  }
-}
-
 TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
   TileRow row;
   row.kind = r.kind;

@@ -1,0 +1,116 @@
+#include "cli/common.h"
+
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "format/absl_compat.h"
+#include "format/time.h"
+
+namespace tracetable::cli {
+namespace fs = std::filesystem;
+
+int Fail(std::string_view command, std::string_view message) {
+  std::cerr << "tracetable " << command << ": " << message << "\n";
+  return 1;
+}
+
+absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  uint64_t n = 0;
+  if (i == 0 || !absl::SimpleAtoi(text.substr(0, i), &n)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad size '", text, "' (try 512M or 2G)"));
+  }
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  uint64_t mult = 1;
+  if (unit.empty() || unit == "B") {
+    mult = 1;
+  } else if (unit == "K" || unit == "KB" || unit == "KIB") {
+    mult = 1ull << 10;
+  } else if (unit == "M" || unit == "MB" || unit == "MIB") {
+    mult = 1ull << 20;
+  } else if (unit == "G" || unit == "GB" || unit == "GIB") {
+    mult = 1ull << 30;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("bad size unit in '", text, "' (K, M or G)"));
+  }
+  return n * mult;
+}
+
+absl::StatusOr<int64_t> ParseTableTime(const Table& table, const std::string& us,
+                                       std::string_view option) {
+  absl::StatusOr<NsPs> t = ParseMicros(us);
+  if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--", Av(option), ": ", t.status().message()));
+  const __int128 rel = (static_cast<__int128>(t->ns) - table.meta().origin_ns()) * 1000 + t->ps;
+  const __int128 limit = static_cast<__int128>(INT64_MAX) / 2;
+  if (rel > limit || rel < -limit) {
+    return absl::InvalidArgumentError(absl::StrCat("--", Av(option), " ", us, " is far outside the trace"));
+  }
+  return static_cast<int64_t>(rel);
+}
+
+absl::StatusOr<std::vector<uint32_t>> SelectTracks(const Table& table,
+                                                   const std::vector<std::string>& pids,
+                                                   const std::vector<std::string>& hosts) {
+  const proto::ResourceTable& res = table.resources();
+  std::vector<uint32_t> out;
+  if (pids.empty() && hosts.empty()) return out;
+  std::vector<bool> matched_pid(pids.size()), matched_host(hosts.size());
+  for (const proto::Track& t : res.tracks()) {
+    const proto::Process& p = res.processes(t.process());
+    bool host_ok = hosts.empty();
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (p.host() == hosts[i]) host_ok = matched_host[i] = true;
+    }
+    if (!host_ok) continue;
+    bool pid_ok = pids.empty();
+    for (size_t i = 0; i < pids.size(); ++i) {
+      const std::string& f = pids[i];
+      const size_t colon = f.find(':');
+      const std::string pid = f.substr(0, colon);
+      const bool pid_match = pid == p.pid() || pid == absl::StrCat(p.out_pid());
+      if (!pid_match) continue;
+      if (colon != std::string::npos) {
+        const std::string tid = f.substr(colon + 1);
+        if (tid != t.tid() && tid != absl::StrCat(t.out_tid())) continue;
+      }
+      pid_ok = matched_pid[i] = true;
+    }
+    if (pid_ok) out.push_back(t.id());
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (!matched_pid[i]) return absl::NotFoundError(absl::StrCat("--pid ", pids[i], ": no such process/thread in the table"));
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!matched_host[i]) return absl::NotFoundError(absl::StrCat("--host ", hosts[i], ": no such host in the table"));
+  }
+  return out;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+uint64_t DirectoryBytes(const std::string& path) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(path, ec)) {
+    if (e.is_regular_file(ec)) total += e.file_size(ec);
+  }
+  return total;
+}
+
+}  // namespace tracetable::cli

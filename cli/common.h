@@ -1,0 +1,44 @@
+// Shared pieces of the `tracetable` subcommands: option parsing helpers,
+// table opening and track selection, all reporting errors as absl::Status.
+#ifndef TRACETABLE_CLI_COMMON_H_
+#define TRACETABLE_CLI_COMMON_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "store/table.h"
+
+namespace tracetable::cli {
+
+// "1G", "256M", "64MiB", "1000000" -> bytes.
+absl::StatusOr<uint64_t> ParseSize(const std::string& text);
+
+// Absolute microseconds (exact decimal) -> the table's relative ps.
+absl::StatusOr<int64_t> ParseTableTime(const Table& table, const std::string& us,
+                                       std::string_view option);
+
+// Tracks selected by --pid P[:TID] and --host filters; empty filters select
+// every track. Unknown pids are an error naming the filter.
+absl::StatusOr<std::vector<uint32_t>> SelectTracks(const Table& table,
+                                                   const std::vector<std::string>& pids,
+                                                   const std::vector<std::string>& hosts);
+
+std::string HumanBytes(uint64_t bytes);
+uint64_t DirectoryBytes(const std::string& path);
+
+// Each subcommand: argv without the program name's subcommand word.
+int IngestMain(int argc, char** argv);
+int InfoMain(int argc, char** argv);
+int QueryMain(int argc, char** argv);
+int ExportMain(int argc, char** argv);
+int VerifyMain(int argc, char** argv);
+
+// Prints "tracetable <cmd>: <message>" to stderr and returns 1.
+int Fail(std::string_view command, std::string_view message);
+
+}  // namespace tracetable::cli
+
+#endif  // TRACETABLE_CLI_COMMON_H_

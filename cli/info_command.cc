@@ -1,0 +1,175 @@
+// tracetable info TABLE [--json]
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "boost/program_options.hpp"
+#include "cli/common.h"
+#include "format/levels.h"
+#include "format/time.h"
+#include "query/json_text.h"
+#include "query/trace_json.h"
+
+namespace tracetable::cli {
+namespace po = boost::program_options;
+namespace {
+
+std::string InfoJson(const Table& t, uint64_t disk) {
+  const proto::TableMeta& m = t.meta();
+  std::string out = "{";
+  absl::StrAppend(&out, "\"path\":");
+  AppendJsonString(&out, t.path());
+  absl::StrAppend(&out, ",\"format_version\":", m.format_version(),
+                  ",\"start_us\":", AbsoluteMicros(t, m.min_ts()),
+                  ",\"end_us\":", AbsoluteMicros(t, m.max_end()),
+                  ",\"span_us\":", FormatMicros(m.max_end() - m.min_ts()),
+                  ",\"events\":", m.num_events(), ",\"levels\":", m.num_levels(),
+                  ",\"max_depth\":", m.max_depth(), ",\"strings\":", m.num_strings(),
+                  ",\"bytes_on_disk\":", disk,
+                  ",\"bytes_per_event\":", m.num_events() ? double(disk) / m.num_events() : 0.0);
+  out += ",\"phase_counts\":{";
+  bool first = true;
+  for (const auto& [k, v] : m.phase_counts()) {
+    absl::StrAppend(&out, first ? "" : ",", "\"", k, "\":", v);
+    first = false;
+  }
+  out += "},\"skipped\":{";
+  first = true;
+  for (const auto& [k, v] : m.skipped_counts()) {
+    if (!first) out += ",";
+    AppendJsonString(&out, k);
+    absl::StrAppend(&out, ":", v);
+    first = false;
+  }
+  out += "},\"warnings\":[";
+  for (int i = 0; i < m.warnings_size(); ++i) {
+    if (i) out += ",";
+    AppendJsonString(&out, m.warnings(i));
+  }
+  out += "],\"inputs\":[";
+  for (int i = 0; i < m.inputs_size(); ++i) {
+    const proto::InputInfo& in = m.inputs(i);
+    if (i) out += ",";
+    out += "{\"path\":";
+    AppendJsonString(&out, in.path());
+    out += ",\"host\":";
+    AppendJsonString(&out, in.host());
+    absl::StrAppend(&out, ",\"bytes\":", in.bytes(), ",\"events\":", in.events(), "}");
+  }
+  out += "],\"hosts\":[";
+  std::vector<std::string> hosts;
+  for (const proto::InputInfo& in : m.inputs()) {
+    if (!in.host().empty() && std::find(hosts.begin(), hosts.end(), in.host()) == hosts.end()) {
+      hosts.push_back(in.host());
+    }
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (i) out += ",";
+    AppendJsonString(&out, hosts[i]);
+  }
+  out += "],\"processes\":[";
+  const proto::ResourceTable& r = t.resources();
+  for (int pi = 0; pi < r.processes_size(); ++pi) {
+    const proto::Process& p = r.processes(pi);
+    if (pi) out += ",";
+    out += "{\"pid\":";
+    AppendPid(t, pi, &out);
+    out += ",\"name\":";
+    AppendJsonString(&out, p.name());
+    out += ",\"host\":";
+    AppendJsonString(&out, p.host());
+    out += ",\"tracks\":[";
+    bool first_track = true;
+    for (const proto::Track& tr : r.tracks()) {
+      if (tr.process() != static_cast<uint32_t>(pi)) continue;
+      if (!first_track) out += ",";
+      first_track = false;
+      const char* kind = tr.kind() == proto::Track::COUNTER ? "counter"
+                         : tr.kind() == proto::Track::ASYNC ? "async" : "thread";
+      absl::StrAppend(&out, "{\"id\":", tr.id(), ",\"kind\":\"", kind, "\",\"tid\":");
+      AppendTid(t, tr.id(), &out);
+      out += ",\"name\":";
+      AppendJsonString(&out, tr.kind() == proto::Track::COUNTER
+                                 ? absl::StrCat(tr.name(), ".", tr.series()) : tr.name());
+      absl::StrAppend(&out, ",\"events\":", tr.num_events(), ",\"max_depth\":", tr.max_depth(), "}");
+    }
+    out += "]}";
+  }
+  out += "]}\n";
+  return out;
+}
+
+void PrintText(const Table& t, uint64_t disk) {
+  const proto::TableMeta& m = t.meta();
+  std::cout << t.path() << " (format " << m.format_version() << ", " << m.created_by() << ")\n"
+            << "  span      " << AbsoluteMicros(t, m.min_ts()) << " .. " << AbsoluteMicros(t, m.max_end())
+            << " us (" << FormatMicros(m.max_end() - m.min_ts()) << " us)\n"
+            << "  events    " << m.num_events() << "\n"
+            << "  tracks    " << t.resources().tracks_size() << " in " << t.resources().processes_size()
+            << " processes, max depth " << m.max_depth() << "\n"
+            << "  levels    " << m.num_levels() << " (resolutions 0, 1 ns, 4 ns, ... "
+            << FormatMicros(Resolution(m.num_levels() - 1)) << " us)\n"
+            << "  size      " << HumanBytes(disk) << " ("
+            << (m.num_events() ? double(disk) / m.num_events() : 0) << " bytes/event)\n"
+            << "  strings   " << m.num_strings() << "\n";
+  std::cout << "  phases   ";
+  for (const auto& [k, v] : m.phase_counts()) std::cout << " " << k << "=" << v;
+  std::cout << "\n";
+  for (const proto::InputInfo& in : m.inputs()) {
+    std::cout << "  input     " << in.path() << (in.host().empty() ? "" : " host=" + in.host())
+              << " " << HumanBytes(in.bytes()) << ", " << in.events() << " events\n";
+  }
+  for (const auto& [k, v] : m.skipped_counts()) std::cout << "  skipped   " << v << " x " << k << "\n";
+  for (const std::string& w : m.warnings()) std::cout << "  warning   " << w << "\n";
+  const proto::ResourceTable& r = t.resources();
+  for (int pi = 0; pi < r.processes_size(); ++pi) {
+    const proto::Process& p = r.processes(pi);
+    std::string pid;
+    AppendPid(t, pi, &pid);
+    std::cout << "  process " << pid << " " << p.name() << "\n";
+    for (const proto::Track& tr : r.tracks()) {
+      if (tr.process() != static_cast<uint32_t>(pi)) continue;
+      std::string tid;
+      AppendTid(t, tr.id(), &tid);
+      const char* kind = tr.kind() == proto::Track::COUNTER ? "counter"
+                         : tr.kind() == proto::Track::ASYNC ? "async  " : "thread ";
+      std::cout << "    " << kind << " " << tid << " "
+                << (tr.kind() == proto::Track::COUNTER ? tr.name() + "." + tr.series() : tr.name())
+                << ": " << tr.num_events() << " events, depth " << tr.max_depth() << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int InfoMain(int argc, char** argv) {
+  po::options_description opts("usage: tracetable info TABLE [--json]\n\noptions");
+  std::string path;
+  opts.add_options()("help,h", "show this help")("json", "print JSON instead of text");
+  po::options_description all;
+  all.add(opts).add_options()("table", po::value(&path));
+  po::positional_options_description pos;
+  pos.add("table", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Fail("info", absl::StrCat(e.what(), " (see --help)"));
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  if (path.empty()) return Fail("info", "no table given (see --help)");
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(path);
+  if (!t.ok()) return Fail("info", t.status().message());
+  const uint64_t disk = DirectoryBytes(path);
+  if (vm.count("json")) {
+    std::cout << InfoJson(**t, disk);
+  } else {
+    PrintText(**t, disk);
+  }
+  return 0;
+}
+
+}  // namespace tracetable::cli

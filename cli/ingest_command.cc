@@ -1,0 +1,161 @@
+// tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE]
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "boost/program_options.hpp"
+#include "cli/common.h"
+#include "ingest/input.h"
+#include "store/table_builder.h"
+
+namespace tracetable::cli {
+namespace po = boost::program_options;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One line, redrawn in place on a terminal; silent otherwise.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
+
+  void Reading(uint64_t done, uint64_t total, uint64_t events) {
+    if (!Due()) return;
+    const double secs = Seconds();
+    const double frac = total ? double(done) / total : 0;
+    const double eta = frac > 0.01 ? secs / frac - secs : 0;
+    std::fprintf(stderr, "\r  reading %5.1f%%  %s / %s  %.2fM events  %.2fM ev/s  ETA %.0fs   ",
+                 frac * 100, HumanBytes(done).c_str(), HumanBytes(total).c_str(), events / 1e6,
+                 events / 1e6 / std::max(secs, 1e-3), eta);
+  }
+  void Stage(std::string_view stage, double frac) {
+    if (!Due()) return;
+    std::fprintf(stderr, "\r  %s %5.1f%%                                                   ",
+                 std::string(stage).c_str(), frac * 100);
+  }
+  void Done() {
+    if (enabled_) std::fprintf(stderr, "\r%100s\r", "");
+  }
+  double Seconds() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+ private:
+  bool Due() {
+    if (!enabled_) return false;
+    auto now = Clock::now();
+    if (now - last_ < std::chrono::milliseconds(200)) return false;
+    last_ = now;
+    return true;
+  }
+  bool enabled_;
+  Clock::time_point start_, last_;
+};
+
+std::unique_ptr<TableBuilder>* g_builder = nullptr;
+
+// An interrupted ingest removes its temporary table before dying.
+void OnSignal(int sig) {
+  if (g_builder && *g_builder) g_builder->reset();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
+int IngestMain(int argc, char** argv) {
+  po::options_description opts(
+      "usage: tracetable ingest INPUT... -o OUT.tracetable [options]\n\n"
+      "Converts traces into one table. INPUT is a Chrome trace (.json, .json.gz, object or\n"
+      "array form) or an XSpace profile (.xplane.pb), or a folder of them (e.g.\n"
+      "<logdir>/plugins/profile/<run>/). Several inputs become hosts of one table.\n\noptions");
+  std::vector<std::string> inputs;
+  std::string output, budget = "1G";
+  opts.add_options()
+      ("help,h", "show this help")
+      ("output,o", po::value(&output), "the .tracetable directory to create")
+      ("memory-budget", po::value(&budget)->default_value("1G"),
+       "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
+      ("force", "replace OUT if it exists")
+      ("quiet,q", "no progress line");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&inputs));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("input", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Fail("ingest", absl::StrCat(e.what(), " (see --help)"));
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
+  if (output.empty()) return Fail("ingest", "no output given: -o OUT.tracetable");
+  absl::StatusOr<uint64_t> budget_bytes = ParseSize(budget);
+  if (!budget_bytes.ok()) return Fail("ingest", budget_bytes.status().message());
+  if (*budget_bytes < (16ull << 20)) return Fail("ingest", "--memory-budget must be at least 16M");
+  absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
+  if (!files.ok()) return Fail("ingest", files.status().message());
+
+  ProgressLine progress(!vm.count("quiet") && isatty(STDERR_FILENO));
+  BuildOptions bo;
+  bo.output = output;
+  bo.memory_budget = *budget_bytes;
+  bo.overwrite = vm.count("force") > 0;
+  bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
+  absl::StatusOr<std::unique_ptr<TableBuilder>> created = TableBuilder::Create(bo);
+  if (!created.ok()) return Fail("ingest", created.status().message());
+  std::unique_ptr<TableBuilder> builder = std::move(*created);
+  g_builder = &builder;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  uint64_t total_bytes = 0, base = 0;
+  for (const InputFile& f : *files) total_bytes += f.bytes;
+  for (const InputFile& f : *files) {
+    absl::Status s = ReadInput(f, builder.get(), [&](uint64_t done, uint64_t) {
+      progress.Reading(base + done, total_bytes, builder->events_added());
+    });
+    if (!s.ok()) {
+      progress.Done();
+      builder.reset();
+      return Fail("ingest", absl::StrCat(s.message(), "\nnothing was written to ", output));
+    }
+    builder->SetInputBytes(f.bytes);
+    base += f.bytes;
+  }
+  const double read_secs = progress.Seconds();
+  absl::Status s = builder->Finish();
+  progress.Done();
+  if (!s.ok()) {
+    builder.reset();
+    return Fail("ingest", absl::StrCat(s.message(), "\nnothing was written to ", output));
+  }
+  const double secs = progress.Seconds();
+  const BuildStats& st = builder->stats();
+  const uint64_t disk = DirectoryBytes(output);
+  std::fprintf(stderr,
+               "ingested %zu input(s), %s, %llu events in %.2fs (read %.2fs, %.1f MB/s, %.2fM ev/s); "
+               "%s on disk (%.1f B/event), %llu tiles, %llu spill runs -> %s\n",
+               files->size(), HumanBytes(total_bytes).c_str(),
+               static_cast<unsigned long long>(st.events), secs, read_secs,
+               total_bytes / 1e6 / std::max(secs, 1e-9), st.events / 1e6 / std::max(secs, 1e-9),
+               HumanBytes(disk).c_str(), st.events ? double(disk) / st.events : 0.0,
+               static_cast<unsigned long long>(st.tiles),
+               static_cast<unsigned long long>(st.spill_runs), output.c_str());
+  builder.reset();
+  g_builder = nullptr;
+  return 0;
+}
+
+}  // namespace tracetable::cli

@@ -1,0 +1,48 @@
+// tracetable: convert traces into .tracetable stores and query them.
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "cli/common.h"
+#include "store/table_format.h"
+
+namespace {
+
+constexpr char kUsage[] = R"(tracetable )" TRACETABLE_VERSION R"( - a streaming trace store and query engine
+
+usage: tracetable <command> [options]
+
+commands:
+  ingest   convert Chrome trace JSON (.json, .json.gz) and XSpace (.xplane.pb)
+           files into a .tracetable
+  info     show a table's span, tracks, counts, levels, size and warnings
+  query    print the window [start, end] at a resolution as Chrome trace JSON
+  export   write a table (or a window of it) back as a Chrome trace
+  verify   check every tile, key and count of a table
+
+Run 'tracetable <command> --help' for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tracetable::cli;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::cout << "tracetable " TRACETABLE_VERSION "\n";
+    return 0;
+  }
+  const std::string_view cmd = argv[1];
+  // Subcommands see argv[0] = "tracetable <cmd>" semantics: argv + 1.
+  if (cmd == "ingest") return IngestMain(argc - 1, argv + 1);
+  if (cmd == "info") return InfoMain(argc - 1, argv + 1);
+  if (cmd == "query") return QueryMain(argc - 1, argv + 1);
+  if (cmd == "export") return ExportMain(argc - 1, argv + 1);
+  if (cmd == "verify") return VerifyMain(argc - 1, argv + 1);
+  std::cerr << "tracetable: unknown command '" << cmd << "'\n\n" << kUsage;
+  return 2;
+}

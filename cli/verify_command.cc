@@ -1,0 +1,150 @@
+// tracetable verify TABLE: reads every record and checks it against the
+// metadata. Exit 0 only if the whole table is sound.
+#include <iostream>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "boost/program_options.hpp"
+#include "cli/common.h"
+#include "format/keys.h"
+#include "format/levels.h"
+#include "format/tile_codec.h"
+#include "leveldb/db.h"
+#include "store/table_format.h"
+
+namespace tracetable::cli {
+namespace po = boost::program_options;
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(const Table& t) : t_(t) {}
+
+  int Run() {
+    leveldb::ReadOptions ro;
+    ro.verify_checksums = true;
+    ro.fill_cache = false;
+    std::unique_ptr<leveldb::Iterator> it(t_.db()->NewIterator(ro));
+    std::string prev;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string key = it->key().ToString();
+      if (!prev.empty() && key <= prev) Error(key, "keys out of order");
+      prev = key;
+      CheckRecord(key, std::string_view(it->value().data(), it->value().size()));
+    }
+    if (!it->status().ok()) Error("", absl::StrCat("LevelDB: ", it->status().ToString()));
+    CheckCounts();
+    std::cout << (errors_ ? "FAILED: " : "OK: ") << tiles_ << " tiles, " << rows_
+              << " stored events, " << args_ << " argument records, " << errors_ << " errors\n";
+    return errors_ ? 1 : 0;
+  }
+
+ private:
+  void Error(std::string_view key, std::string_view what) {
+    if (++errors_ <= 50) {
+      std::string printable;
+      for (char c : key) absl::StrAppend(&printable, absl::Hex(static_cast<uint8_t>(c), absl::kZeroPad2));
+      std::cout << "error: key " << printable << ": " << what << "\n";
+    }
+  }
+
+  void CheckRecord(const std::string& key, std::string_view value) {
+    if (key.empty()) return Error(key, "empty key");
+    switch (key[0]) {
+      case kTilePrefix:
+        return CheckTile(key, value);
+      case kArgsPrefix: {
+        ++args_;
+        proto::EventArgs a;
+        if (key.size() != 9 || !a.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+          Error(key, "arguments record does not parse");
+        }
+        return;
+      }
+      case kStringPrefix:
+      case 'M':
+      case 'R':
+        return;  // parsed by Table::Open already
+      default:
+        return Error(key, "unknown key prefix");
+    }
+  }
+
+  void CheckTile(const std::string& key, std::string_view value) {
+    TileKey tk;
+    if (!DecodeTileKey(key, &tk)) return Error(key, "malformed tile key");
+    ++tiles_;
+    if (tk.track >= static_cast<uint32_t>(t_.resources().tracks_size())) {
+      return Error(key, "tile of a track that does not exist");
+    }
+    if (tk.level >= t_.meta().num_levels()) return Error(key, "tile of a level that does not exist");
+    std::vector<TileRow> rows;
+    const int64_t start = t_.BucketStart(tk.level, tk.bucket);
+    absl::Status s = DecodeTile(value, start, &rows);
+    if (!s.ok()) return Error(key, s.message());
+    const int64_t end = start + BucketWidth(tk.level);
+    for (const TileRow& r : rows) {
+      if (r.ts < start || r.ts >= end) return Error(key, "row outside its tile's time bucket");
+      if (r.dur < 0) return Error(key, "negative duration");
+      if (r.name >= t_.num_strings() || r.cat >= t_.num_strings()) return Error(key, "string id out of range");
+      if (tk.section == TileSection::kEvents &&
+          DurationClass(r.dur, t_.meta().num_levels()) != tk.level &&
+          r.kind == EventKind::kSlice) {
+        return Error(key, "event stored in the wrong duration class");
+      }
+    }
+    if (tk.section == TileSection::kEvents) {
+      per_track_[tk.track] += rows.size();
+      rows_ += rows.size();
+    }
+  }
+
+  void CheckCounts() {
+    uint64_t total = 0;
+    for (const proto::Track& tr : t_.resources().tracks()) {
+      const uint64_t got = per_track_[tr.id()];
+      total += got;
+      if (got != tr.num_events()) {
+        Error("", absl::StrCat("track ", tr.id(), ": ", got, " events in tiles, resource table says ",
+                               tr.num_events()));
+      }
+    }
+    if (total != t_.meta().num_events()) {
+      Error("", absl::StrCat(total, " events in tiles, metadata says ", t_.meta().num_events()));
+    }
+  }
+
+  const Table& t_;
+  absl::flat_hash_map<uint32_t, uint64_t> per_track_;
+  uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0;
+};
+
+}  // namespace
+
+int VerifyMain(int argc, char** argv) {
+  po::options_description opts("usage: tracetable verify TABLE\n\noptions");
+  std::string path;
+  opts.add_options()("help,h", "show this help");
+  po::options_description all;
+  all.add(opts).add_options()("table", po::value(&path));
+  po::positional_options_description pos;
+  pos.add("table", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Fail("verify", absl::StrCat(e.what(), " (see --help)"));
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  if (path.empty()) return Fail("verify", "no table given (see --help)");
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(path);
+  if (!t.ok()) return Fail("verify", t.status().message());
+  return Verifier(**t).Run();
+}
+
+}  // namespace tracetable::cli

@@ -1,0 +1,35 @@
+// Input discovery and dispatch: turns command-line inputs (files, or profile
+// folders such as <logdir>/plugins/profile/<run>/) into a list of typed input
+// files, and reads each one into a sink with the right reader.
+#ifndef TRACETABLE_INGEST_INPUT_H_
+#define TRACETABLE_INGEST_INPUT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "store/event_sink.h"
+
+namespace tracetable {
+
+struct InputFile {
+  enum class Kind { kChromeJson, kXSpace };
+  std::string path;
+  Kind kind = Kind::kChromeJson;
+  std::string host;  // empty: the reader decides (XSpace) or none (one JSON)
+  uint64_t bytes = 0;
+};
+
+// Files stand for themselves; a folder stands for every *.xplane.pb, *.json
+// and *.json.gz in it (sorted by name). With more than one input, each JSON
+// input's host is its file name without extensions.
+absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& args);
+
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress);
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_INGEST_INPUT_H_

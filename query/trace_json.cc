@@ -1,0 +1,191 @@
+#include "query/trace_json.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "format/time.h"
+#include "query/json_text.h"
+
+namespace tracetable {
+namespace {
+
+const char* SummaryKind(EventKind kind) {
+  switch (KindGroup(kind)) {
+    case 0: return "slice";
+    case 1: return "instant";
+    default: return "flow";
+  }
+}
+
+void AppendMeta(std::string* out, std::string_view name, const Table& t, uint32_t process,
+                const uint32_t* track, std::string_view arg_key, const std::string& arg_json) {
+  out->append("{\"ph\":\"M\",\"name\":\"");
+  out->append(name);
+  out->append("\",\"pid\":");
+  AppendPid(t, process, out);
+  out->append(",\"tid\":");
+  if (track) {
+    AppendTid(t, *track, out);
+  } else {
+    out->append("0");
+  }
+  out->append(",\"args\":{\"");
+  out->append(arg_key);
+  out->append("\":");
+  out->append(arg_json);
+  out->append("}},\n");
+}
+
+std::string Quoted(std::string_view s) {
+  std::string q;
+  AppendJsonString(&q, s);
+  return q;
+}
+
+}  // namespace
+
+std::string AbsoluteMicros(const Table& table, int64_t rel_ps) {
+  return FormatMicros(static_cast<__int128>(table.meta().origin_ns()) * 1000 + rel_ps);
+}
+
+void AppendPid(const Table& t, uint32_t process, std::string* out) {
+  const proto::Process& p = t.resources().processes(process);
+  if (t.meta().inputs_size() <= 1 && !p.pid_is_number()) {
+    AppendJsonString(out, p.pid());
+  } else {
+    absl::StrAppend(out, p.out_pid());
+  }
+}
+
+void AppendTid(const Table& t, uint32_t track, std::string* out) {
+  const proto::Track& tr = t.resources().tracks(track);
+  if (tr.kind() == proto::Track::THREAD && !tr.tid_is_number()) {
+    AppendJsonString(out, tr.tid());
+  } else {
+    absl::StrAppend(out, tr.out_tid());
+  }
+}
+
+void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, std::string* out) {
+  absl::flat_hash_set<uint32_t> processes;
+  std::vector<uint32_t> order;
+  for (uint32_t track : tracks) {
+    const uint32_t p = t.resources().tracks(track).process();
+    if (processes.insert(p).second) order.push_back(p);
+  }
+  for (uint32_t pi : order) {
+    const proto::Process& p = t.resources().processes(pi);
+    if (!p.name().empty()) AppendMeta(out, "process_name", t, pi, nullptr, "name", Quoted(p.name()));
+    if (p.has_sort_index()) {
+      AppendMeta(out, "process_sort_index", t, pi, nullptr, "sort_index", absl::StrCat(p.sort_index()));
+    }
+    if (!p.labels().empty()) {
+      std::string labels;
+      for (const std::string& l : p.labels()) absl::StrAppend(&labels, labels.empty() ? "" : ",", l);
+      AppendMeta(out, "process_labels", t, pi, nullptr, "labels", Quoted(labels));
+    }
+  }
+  for (uint32_t track : tracks) {
+    const proto::Track& tr = t.resources().tracks(track);
+    if (tr.kind() == proto::Track::COUNTER) continue;
+    std::string name = tr.kind() == proto::Track::ASYNC ? absl::StrCat("async: ", tr.name()) : tr.name();
+    if (!name.empty()) AppendMeta(out, "thread_name", t, tr.process(), &track, "name", Quoted(name));
+    if (tr.has_sort_index()) {
+      AppendMeta(out, "thread_sort_index", t, tr.process(), &track, "sort_index",
+                 absl::StrCat(tr.sort_index()));
+    }
+  }
+}
+
+void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, std::string* out) {
+  const TileRow& r = item.row;
+  const proto::Track& tr = t.resources().tracks(item.track);
+  const char* ph = "X";
+  if (!item.summary) {
+    switch (r.kind) {
+      case EventKind::kInstant: ph = "i"; break;
+      case EventKind::kCounter: ph = "C"; break;
+      case EventKind::kFlowStart: ph = "s"; break;
+      case EventKind::kFlowStep: ph = "t"; break;
+      case EventKind::kFlowEnd: ph = "f"; break;
+      default: break;
+    }
+  }
+  if (tr.kind() == proto::Track::COUNTER) ph = "C";
+  absl::StrAppend(out, "{\"ph\":\"", ph, "\",\"pid\":");
+  AppendPid(t, tr.process(), out);
+  if (tr.kind() != proto::Track::COUNTER) {
+    out->append(",\"tid\":");
+    AppendTid(t, item.track, out);
+  }
+  absl::StrAppend(out, ",\"ts\":", AbsoluteMicros(t, r.ts));
+  out->append(",\"name\":");
+  if (tr.kind() == proto::Track::COUNTER) {
+    AppendJsonString(out, tr.name());
+    out->append(",\"args\":{");
+    AppendJsonString(out, tr.series());
+    out->push_back(':');
+    AppendJsonDouble(out, r.value);
+    absl::StrAppend(out, "},\"tt_id\":", r.id, "},\n");
+    return;
+  }
+  AppendJsonString(out, t.String(r.name));
+  if (item.summary) {
+    absl::StrAppend(out, ",\"cat\":\"tracetable.summary\",\"dur\":", FormatMicros(r.dur),
+                    ",\"args\":{\"count\":", r.count, ",\"covered_us\":", FormatMicros(r.covered),
+                    ",\"longest_us\":", FormatMicros(r.longest_dur), ",\"kind\":\"",
+                    SummaryKind(r.kind), "\",\"depth\":", r.lane, "}},\n");
+    return;
+  }
+  out->append(",\"cat\":");
+  AppendJsonString(out, t.String(r.cat));
+  if (ph[0] == 'X') absl::StrAppend(out, ",\"dur\":", FormatMicros(r.dur));
+  if (r.kind == EventKind::kInstant) {
+    out->append((r.flags & kFlagScopeGlobal) ? ",\"s\":\"g\"" : (r.flags & kFlagScopeProcess) ? ",\"s\":\"p\"" : ",\"s\":\"t\"");
+  }
+  if (r.kind >= EventKind::kFlowStart && r.kind <= EventKind::kFlowEnd) {
+    out->append(",\"id\":");
+    AppendJsonString(out, t.String(r.flow_id));
+    if (r.flags & kFlagBindEnclosing) out->append(",\"bp\":\"e\"");
+  }
+  if (r.flow_out || r.flow_in) {
+    out->append(",\"bind_id\":");
+    AppendJsonString(out, t.String(r.flow_out ? r.flow_out : r.flow_in));
+    if (r.flow_out) out->append(",\"flow_out\":true");
+    if (r.flow_in) out->append(",\"flow_in\":true");
+  }
+  if (r.flags & kFlagIncomplete) out->append(",\"tt_incomplete\":true");
+  absl::StrAppend(out, ",\"tt_depth\":", r.lane, ",\"tt_id\":", r.id);
+  if (include_args && (r.flags & kFlagHasArgs)) {
+    absl::StatusOr<std::string> args = t.Args(r.id);
+    if (args.ok()) absl::StrAppend(out, ",\"args\":", *args);
+  }
+  out->append("},\n");
+}
+
+void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
+                      const TraceJsonOptions& options, std::string* out) {
+  out->append("{\"traceEvents\":[\n");
+  std::vector<uint32_t> tracks;
+  for (const WindowItem& item : res.items) {
+    if (tracks.empty() || tracks.back() != item.track) tracks.push_back(item.track);
+  }
+  AppendMetadataEvents(t, tracks, out);
+  for (const WindowItem& item : res.items) AppendItemJson(t, item, options.include_args, out);
+  if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
+  out->append("\n],\"displayTimeUnit\":\"ns\"");
+  if (options.include_header) {
+    absl::StrAppend(out, ",\"tracetable\":{\"start_us\":", AbsoluteMicros(t, req.start),
+                    ",\"end_us\":", AbsoluteMicros(t, req.end),
+                    ",\"resolution_us\":", FormatMicros(req.resolution),
+                    ",\"level\":", res.level, ",\"bin_us\":", FormatMicros(res.bin),
+                    ",\"items\":", res.items.size(), ",\"events\":", res.events,
+                    ",\"summaries\":", res.summaries,
+                    ",\"truncated\":", res.truncated ? "true" : "false",
+                    ",\"tiles_read\":", res.stats.tiles, ",\"bytes_read\":", res.stats.bytes, "}");
+  }
+  out->append("}\n");
+}
+
+}  // namespace tracetable

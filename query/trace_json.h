@@ -1,0 +1,42 @@
+// Writes window answers as a Chrome Trace Event JSON object, so any tool
+// that reads Chrome traces reads them:
+//   {"traceEvents":[...], "displayTimeUnit":"ns", "tracetable":{...}}
+// Times are absolute microseconds with up to six decimals (picoseconds).
+// Events carry "tt_id" (the key of their arguments); summaries are "X"
+// events of category "tracetable.summary" with args.count.
+#ifndef TRACETABLE_QUERY_TRACE_JSON_H_
+#define TRACETABLE_QUERY_TRACE_JSON_H_
+
+#include <string>
+
+#include "query/window.h"
+#include "store/table.h"
+
+namespace tracetable {
+
+struct TraceJsonOptions {
+  bool include_args = false;  // export: inline each event's arguments
+  bool include_header = true; // the "tracetable" object
+};
+
+// Appends the whole answer object to `out`.
+void AppendWindowJson(const Table& table, const WindowRequest& request,
+                      const WindowResult& result, const TraceJsonOptions& options,
+                      std::string* out);
+
+// Pieces, for writers that stream (export).
+void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,
+                          std::string* out);
+void AppendItemJson(const Table& table, const WindowItem& item, bool include_args,
+                    std::string* out);
+
+// Absolute microseconds of a relative time.
+std::string AbsoluteMicros(const Table& table, int64_t rel_ps);
+
+// The pid / tid written for a process or track.
+void AppendPid(const Table& table, uint32_t process, std::string* out);
+void AppendTid(const Table& table, uint32_t track, std::string* out);
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_QUERY_TRACE_JSON_H_

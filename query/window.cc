@@ -1,0 +1,241 @@
+#include "query/window.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "format/levels.h"
+
+namespace tracetable {
+namespace {
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+bool Overlaps(const TileRow& r, int64_t start, int64_t end) {
+  return r.ts <= end && r.ts + r.dur >= start;
+}
+
+// Bucket range [first, last] of `level` holding starts in [from, to].
+std::pair<uint64_t, uint64_t> Buckets(const Table& t, int level, int64_t from, int64_t to) {
+  const int64_t w = BucketWidth(level);
+  const int64_t base = t.meta().min_ts();
+  int64_t first = std::max<int64_t>(0, FloorDiv(from - base, w));
+  int64_t last = std::max<int64_t>(0, FloorDiv(to - base, w));
+  return {static_cast<uint64_t>(first), static_cast<uint64_t>(last)};
+}
+
+void Fold(TileRow* agg, const TileRow& item) {
+  const int64_t end = std::max(agg->ts + agg->dur, item.ts + item.dur);
+  agg->ts = std::min(agg->ts, item.ts);
+  agg->dur = end - agg->ts;
+  agg->count += item.count;
+  agg->covered += item.covered;
+  if (item.longest_dur > agg->longest_dur) {
+    agg->longest_dur = item.longest_dur;
+    agg->name = item.name;
+  }
+  agg->id = agg->cat = agg->flags = agg->flow_id = agg->flow_out = agg->flow_in = 0;
+}
+
+// Short events are grouped per (bin, kind group, lane).
+struct GroupKey {
+  int64_t bin;
+  uint32_t kind;
+  uint32_t lane;
+  bool operator==(const GroupKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const GroupKey& k) {
+    return H::combine(std::move(h), k.bin, k.kind, k.lane);
+  }
+};
+
+class TrackQuery {
+ public:
+  TrackQuery(const Table& t, const WindowRequest& req, int level, int64_t q, WindowResult* out)
+      : t_(t), req_(req), level_(level), q_(q), out_(out) {}
+
+  absl::Status Run(uint32_t track) {
+    const proto::Track& info = t_.resources().tracks(track);
+    if (info.kind() == proto::Track::COUNTER) return Counter(track);
+    return Slices(track, info);
+  }
+
+ private:
+  void Emit(uint32_t track, const TileRow& row) {
+    WindowItem item{track, row.count > 1, row};
+    if (item.summary) {
+      ++out_->summaries;
+    } else {
+      ++out_->events;
+    }
+    out_->items.push_back(item);
+  }
+
+  absl::Status Slices(uint32_t track, const proto::Track& info) {
+    const int64_t base = t_.meta().min_ts();
+    // Short events are grouped by Q bins; a group spans at most Q + R past its
+    // bin start, so groups that can reach the window start at qfirst.
+    // Short events are grouped by Q bins; a group spans at most Q + R past its
+    // bin start, so the groups that can reach the window are the bins from
+    // qfirst to the one holding `end`, and each is read whole.
+    const int64_t qfirst_ts =
+        level_ == 0 ? req_.start
+                    : base + FloorDiv(req_.start - q_ - req_.resolution - base, q_) * q_;
+    const int64_t qlast_ts =
+        level_ == 0 ? req_.end : base + (FloorDiv(req_.end - base, q_) + 1) * q_ - 1;
+    std::vector<TileRow> rows;
+    absl::flat_hash_map<GroupKey, TileRow> short_groups;
+    auto add_short = [&](const TileRow& r) {
+      GroupKey k{FloorDiv(r.ts - base, q_), KindGroup(r.kind), r.lane};
+      auto [it, inserted] = short_groups.try_emplace(k, r);
+      if (!inserted) Fold(&it->second, r);
+    };
+
+    for (int c = level_; c < info.classes_size(); ++c) {
+      const proto::ClassExtent& ext = info.classes(c);
+      if (ext.count() == 0 || ext.max_end() < qfirst_ts || ext.min_ts() > req_.end) continue;
+      int64_t from = req_.start - ext.max_dur();
+      int64_t to = req_.end;
+      if (c == level_ && level_ > 0) {
+        from = std::min(from, qfirst_ts);
+        to = qlast_ts;
+      }
+      auto [first, last] = Buckets(t_, c, from, to);
+      rows.clear();
+      if (absl::Status s = t_.ReadTiles(track, TileSection::kEvents, c, first, last, &rows,
+                                        &out_->stats);
+          !s.ok()) {
+        return s;
+      }
+      for (const TileRow& r : rows) {
+        if (level_ > 0 && r.dur < req_.resolution) {
+          if (r.ts >= qfirst_ts && r.ts <= qlast_ts) add_short(r);
+        } else if (Overlaps(r, req_.start, req_.end)) {
+          Emit(track, r);
+        }
+      }
+    }
+    if (level_ == 0) return absl::OkStatus();
+
+    auto [first, last] = Buckets(t_, level_, qfirst_ts, qlast_ts);
+    rows.clear();
+    if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, level_, first, last,
+                                      &rows, &out_->stats);
+        !s.ok()) {
+      return s;
+    }
+    for (const TileRow& r : rows) {
+      if (r.ts >= qfirst_ts && r.ts <= qlast_ts) add_short(r);
+    }
+    for (const auto& [key, group] : short_groups) {
+      if (Overlaps(group, req_.start, req_.end)) Emit(track, group);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Counter(uint32_t track) {
+    std::vector<TileRow> rows;
+    const TileSection section = level_ == 0 ? TileSection::kEvents : TileSection::kSummaries;
+    // Above level 0, whole bins: a bin's first/min/max/last are only right
+    // for the whole bin.
+    const int64_t base = t_.meta().min_ts();
+    const int64_t from = level_ == 0 ? req_.start : base + FloorDiv(req_.start - base, q_) * q_;
+    const int64_t to = level_ == 0 ? req_.end : base + (FloorDiv(req_.end - base, q_) + 1) * q_ - 1;
+    auto [first, last] = Buckets(t_, level_, from, to);
+    if (absl::Status s = t_.ReadTiles(track, section, level_, first, last, &rows, &out_->stats);
+        !s.ok()) {
+      return s;
+    }
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const TileRow& r) { return r.ts < from || r.ts > to; }),
+               rows.end());
+    if (level_ == 0) {
+      for (const TileRow& r : rows) Emit(track, r);
+      return absl::OkStatus();
+    }
+    // Re-pick first/min/max/last per Q bin from the level's picks.
+    std::sort(rows.begin(), rows.end(), [](const TileRow& a, const TileRow& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.id < b.id;
+    });
+    size_t i = 0;
+    while (i < rows.size()) {
+      const int64_t bin = FloorDiv(rows[i].ts - base, q_);
+      size_t j = i, lo = i, hi = i;
+      while (j < rows.size() && FloorDiv(rows[j].ts - base, q_) == bin) {
+        if (rows[j].value < rows[lo].value) lo = j;
+        if (rows[j].value > rows[hi].value) hi = j;
+        ++j;
+      }
+      std::vector<size_t> picks = {i, lo, hi, j - 1};
+      std::sort(picks.begin(), picks.end());
+      picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+      for (size_t p : picks) {
+        TileRow r = rows[p];
+        r.count = 1;
+        Emit(track, r);
+      }
+      i = j;
+    }
+    return absl::OkStatus();
+  }
+
+  const Table& t_;
+  const WindowRequest& req_;
+  int level_;
+  int64_t q_;
+  WindowResult* out_;
+};
+
+}  // namespace
+
+int64_t SummaryBinWidth(int64_t resolution, int level) {
+  if (level <= 0) return 1;
+  const int64_t r = Resolution(level);
+  return std::max<int64_t>(1, resolution / r) * r;
+}
+
+absl::StatusOr<WindowResult> QueryWindow(const Table& table, const WindowRequest& req) {
+  if (req.end < req.start) return absl::InvalidArgumentError("window end is before its start");
+  if (req.resolution < 0) return absl::InvalidArgumentError("resolution must not be negative");
+  WindowResult out;
+  const int num_levels = static_cast<int>(table.meta().num_levels());
+  out.level = LevelForResolution(req.resolution, num_levels);
+  out.bin = SummaryBinWidth(req.resolution, out.level);
+  TrackQuery q(table, req, out.level, out.bin, &out);
+  std::vector<uint32_t> tracks = req.tracks;
+  if (tracks.empty()) {
+    for (int i = 0; i < table.resources().tracks_size(); ++i) tracks.push_back(i);
+  }
+  for (uint32_t track : tracks) {
+    if (track >= static_cast<uint32_t>(table.resources().tracks_size())) {
+      return absl::InvalidArgumentError(absl::StrCat("no track ", track));
+    }
+    if (absl::Status s = q.Run(track); !s.ok()) return s;
+  }
+  std::stable_sort(out.items.begin(), out.items.end(), [](const WindowItem& a, const WindowItem& b) {
+    if (a.track != b.track) return a.track < b.track;
+    if (a.row.ts != b.row.ts) return a.row.ts < b.row.ts;
+    return a.row.lane < b.row.lane;
+  });
+  if (req.limit > 0 && out.items.size() > req.limit) {
+    // Keep the earliest items across all tracks.
+    std::vector<WindowItem> by_time = out.items;
+    std::stable_sort(by_time.begin(), by_time.end(), [](const WindowItem& a, const WindowItem& b) {
+      return a.row.ts < b.row.ts;
+    });
+    by_time.resize(req.limit);
+    std::stable_sort(by_time.begin(), by_time.end(), [](const WindowItem& a, const WindowItem& b) {
+      return a.track != b.track ? a.track < b.track : a.row.ts < b.row.ts;
+    });
+    out.items = std::move(by_time);
+    out.truncated = true;
+    out.events = out.summaries = 0;
+    for (const WindowItem& i : out.items) (i.summary ? out.summaries : out.events)++;
+  }
+  return out;
+}
+
+}  // namespace tracetable

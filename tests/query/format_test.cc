@@ -1,0 +1,218 @@
+// Codec round trips (time text, keys, tiles) and the builder's B/E and async
+// matching.
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+#include "format/keys.h"
+#include "format/levels.h"
+#include "format/tile_codec.h"
+#include "format/time.h"
+#include "gtest/gtest.h"
+#include "store/table.h"
+#include "store/table_builder.h"
+
+namespace tracetable {
+namespace {
+
+TEST(Time, ParsesExactDecimals) {
+  auto t = ParseMicros("1680000000000.123456");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->ns, int64_t{1680000000000123});
+  EXPECT_EQ(t->ps, 456);
+  EXPECT_EQ(ParseMicros("1.5e3")->ns, 1500000);
+  EXPECT_EQ(ParseMicros("-0.0005")->ns, -1);
+  EXPECT_EQ(ParseMicros("-0.0005")->ps, 500);
+  EXPECT_EQ(ParseMicros("0")->ns, 0);
+  EXPECT_FALSE(ParseMicros("abc").ok());
+  EXPECT_FALSE(ParseMicros("1e400").ok());
+  EXPECT_FALSE(ParseMicros("").ok());
+  EXPECT_FALSE(ParseMicros("1.2.3").ok());
+}
+
+TEST(Time, FormatRoundTrips) {
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 10000; ++i) {
+    const __int128 ps = static_cast<__int128>(static_cast<int64_t>(rng())) * 1000 + rng() % 1000;
+    const std::string text = FormatMicros(ps);
+    auto back = ParseMicros(text);
+    ASSERT_TRUE(back.ok()) << text;
+    EXPECT_EQ(static_cast<__int128>(back->ns) * 1000 + back->ps, ps) << text;
+  }
+  EXPECT_EQ(FormatMicros(1500000), "1.5");
+  EXPECT_EQ(FormatMicros(-1), "-0.000001");
+}
+
+TEST(Keys, TileKeysSortByTrackSectionLevelBucket) {
+  std::vector<TileKey> keys = {{1, TileSection::kEvents, 0, 5},
+                               {1, TileSection::kEvents, 0, 300},
+                               {1, TileSection::kEvents, 2, 0},
+                               {1, TileSection::kSummaries, 1, 0},
+                               {2, TileSection::kEvents, 0, 0},
+                               {256, TileSection::kEvents, 0, 0}};
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    EXPECT_LT(EncodeTileKey(keys[i]), EncodeTileKey(keys[i + 1])) << i;
+  }
+  TileKey back;
+  ASSERT_TRUE(DecodeTileKey(EncodeTileKey(keys[3]), &back));
+  EXPECT_EQ(back.track, 1u);
+  EXPECT_EQ(back.section, TileSection::kSummaries);
+  EXPECT_EQ(back.level, 1);
+  EXPECT_FALSE(DecodeTileKey("Tshort", &back));
+}
+
+TEST(Levels, ClassesAndResolutions) {
+  EXPECT_EQ(DurationClass(0, 20), 0);
+  EXPECT_EQ(DurationClass(999, 20), 0);
+  EXPECT_EQ(DurationClass(1000, 20), 1);
+  EXPECT_EQ(DurationClass(3999, 20), 1);
+  EXPECT_EQ(DurationClass(4000, 20), 2);
+  EXPECT_EQ(DurationClass(INT64_MAX, 20), 19);
+  EXPECT_EQ(LevelForResolution(0, 20), 0);
+  EXPECT_GE(Resolution(NumLevelsForSpan(int64_t{1} << 45) - 1), int64_t{1} << 45);
+  EXPECT_EQ(NumLevelsForSpan(INT64_MAX), kMaxLevels);
+}
+
+TEST(TileCodec, RoundTripsEveryColumn) {
+  std::vector<TileRow> rows;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 500; ++i) {
+    TileRow r;
+    r.kind = static_cast<EventKind>(rng() % 6);
+    r.lane = rng() % 9;
+    r.ts = 1000000 + static_cast<int64_t>(rng() % 100000);
+    r.dur = rng() % 5000;
+    r.name = rng() % 100;
+    r.cat = rng() % 5;
+    r.flags = rng() % 4;
+    r.flow_id = rng() % 3;
+    r.id = rng() % 100000;
+    r.value = static_cast<double>(rng() % 1000) / 7;
+    r.count = 1 + rng() % 3;
+    r.covered = r.dur;
+    r.longest_dur = r.dur;
+    rows.push_back(r);
+  }
+  const std::string bytes = EncodeTile(rows, 1000000, /*summary=*/true);
+  std::vector<TileRow> back;
+  ASSERT_TRUE(DecodeTile(bytes, 1000000, &back).ok());
+  ASSERT_EQ(back.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(back[i].ts, rows[i].ts);
+    EXPECT_EQ(back[i].dur, rows[i].dur);
+    EXPECT_EQ(back[i].kind, rows[i].kind);
+    EXPECT_EQ(back[i].lane, rows[i].lane);
+    EXPECT_EQ(back[i].name, rows[i].name);
+    EXPECT_EQ(back[i].id, rows[i].id);
+    EXPECT_EQ(back[i].value, rows[i].value);
+    EXPECT_EQ(back[i].count, rows[i].count);
+  }
+  EXPECT_FALSE(DecodeTile("\xff\xff\xff", 0, &back).ok());
+}
+
+class BuilderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("tt_fmt_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    opts_.output = (dir_ / "t.tracetable").string();
+    auto b = TableBuilder::Create(opts_);
+    ASSERT_TRUE(b.ok()) << b.status();
+    b_ = std::move(*b);
+    b_->BeginInput("test", "");
+    ASSERT_TRUE(b_->ToRelativePs(0, 0).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Add(EventKind kind, uint32_t track, int64_t ts, std::string_view name,
+           std::string_view args = "", uint32_t key = 0) {
+    Event e;
+    e.kind = kind;
+    e.track = track;
+    e.ts = ts;
+    e.name = b_->Intern(name);
+    e.args_json = args;
+    e.flow_id = key;
+    ASSERT_TRUE(b_->Add(e).ok());
+  }
+  std::vector<TileRow> AllRows(const Table& t, uint32_t track) {
+    std::vector<TileRow> rows;
+    for (int c = 0; c < static_cast<int>(t.meta().num_levels()); ++c) {
+      EXPECT_TRUE(t.ReadTiles(track, TileSection::kEvents, c, 0, UINT64_MAX, &rows, nullptr).ok());
+    }
+    std::sort(rows.begin(), rows.end(), [](const TileRow& a, const TileRow& b) { return a.ts < b.ts; });
+    return rows;
+  }
+
+  std::filesystem::path dir_;
+  BuildOptions opts_;
+  std::unique_ptr<TableBuilder> b_;
+};
+
+TEST_F(BuilderTest, MatchesBeginEndInTimeOrderNotFileOrder) {
+  const uint32_t t = b_->ThreadTrack({"1", true}, {"1", true});
+  // File order is scrambled; time order is B(a)@10 B(b)@20 E@30 E@40 E@50 B(c)@60.
+  Add(EventKind::kEnd, t, 40, "");
+  Add(EventKind::kBegin, t, 20, "b", R"({"x":1})");
+  Add(EventKind::kBegin, t, 10, "a");
+  Add(EventKind::kEnd, t, 30, "", R"({"y":2})");
+  Add(EventKind::kEnd, t, 50, "");  // no B left: counted
+  Add(EventKind::kBegin, t, 60, "c");  // never ends: incomplete
+  Add(EventKind::kSlice, t, 100, "x");
+  ASSERT_TRUE(b_->Finish().ok());
+  auto table = Table::Open(opts_.output);
+  ASSERT_TRUE(table.ok()) << table.status();
+  const Table& tt = **table;
+  auto rows = AllRows(tt, t);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(tt.String(rows[0].name), "a");
+  EXPECT_EQ(rows[0].dur, 30);
+  EXPECT_EQ(tt.String(rows[1].name), "b");
+  EXPECT_EQ(rows[1].dur, 10);
+  EXPECT_EQ(tt.String(rows[2].name), "c");
+  EXPECT_TRUE(rows[2].flags & kFlagIncomplete);
+  EXPECT_EQ(rows[2].ts + rows[2].dur, 100);  // ends at the trace end
+  auto args = tt.Args(rows[1].id);
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(*args, R"({"x":1,"y":2})");
+  EXPECT_EQ(tt.meta().skipped_counts().at("E without matching B"), 1u);
+  EXPECT_EQ(tt.meta().skipped_counts().at("B without matching E (kept as incomplete)"), 1u);
+}
+
+TEST_F(BuilderTest, AsyncPairsMatchByKey) {
+  const uint32_t lane = b_->AsyncTrack({"1", true}, "load");
+  const uint32_t k1 = b_->Intern("cat:1"), k2 = b_->Intern("cat:2");
+  Add(EventKind::kAsyncBegin, lane, 0, "load", "", k1);
+  Add(EventKind::kAsyncBegin, lane, 5, "load", "", k2);
+  Add(EventKind::kAsyncInstant, lane, 7, "step", "", k1);
+  Add(EventKind::kAsyncEnd, lane, 20, "", "", k1);
+  Add(EventKind::kAsyncEnd, lane, 9, "", "", k2);
+  ASSERT_TRUE(b_->Finish().ok());
+  auto table = Table::Open(opts_.output);
+  ASSERT_TRUE(table.ok());
+  auto rows = AllRows(**table, lane);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].dur, 20);
+  EXPECT_EQ(rows[1].dur, 4);
+  EXPECT_EQ(rows[2].kind, EventKind::kInstant);
+  EXPECT_NE(rows[0].lane, rows[1].lane);  // overlapping: separate lanes
+}
+
+TEST_F(BuilderTest, FailedBuildLeavesNothing) {
+  b_.reset();  // destroyed before Finish
+  EXPECT_FALSE(std::filesystem::exists(opts_.output));
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) ADD_FAILURE() << e.path();
+}
+
+TEST(TableOpen, RejectsWhatIsNotATable) {
+  auto dir = std::filesystem::temp_directory_path() / ("tt_open_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto r = Table::Open(dir.string());
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("not a tracetable"), std::string::npos);
+  EXPECT_FALSE(Table::Open((dir / "missing").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tracetable
