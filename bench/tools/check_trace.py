@@ -7,6 +7,7 @@ globally sorted. Loads the whole file: use on small traces (<= ~2M events).
   python3 bench/tools/check_trace.py trace.json[.gz]
 """
 import collections
+import decimal
 import gzip
 import json
 import sys
@@ -15,10 +16,11 @@ import sys
 def main(path):
     op = gzip.open if path.endswith(".gz") else open
     with op(path, "rt") as f:
-        doc = json.load(f)
+        # Decimal: epoch-scale microseconds with ns digits do not fit a double.
+        doc = json.load(f, parse_float=decimal.Decimal)
     evs = doc["traceEvents"]
     assert doc.get("displayTimeUnit") == "ns"
-    ns = lambda us: round(us * 1000)
+    ns = lambda us: int(us * 1000)
     last_ts = {}
     stacks = collections.defaultdict(list)  # X nesting per thread
     be = collections.defaultdict(list)
@@ -52,6 +54,8 @@ def main(path):
         used_t.add(key)
         if key in last_ts and ts < last_ts[key]:
             problems.append(f"thread {key} goes back in time at {e}")
+        if "." in str(e["ts"]) and len(str(e["ts"]).split(".")[1]) > 3:
+            problems.append(f"more than 3 decimals: {e}")
         last_ts[key] = ts
         if ph == "X":
             d = ns(e["dur"])
@@ -59,6 +63,8 @@ def main(path):
             if d > 0:
                 min_dur = d if min_dur is None else min(min_dur, d)
             max_dur = max(max_dur, d)
+            if d < 0:
+                problems.append(f"negative dur: {e}")
             st = stacks[key]
             while st and st[-1] <= ts and not (st[-1] == ts and d == 0 and False):
                 st.pop()
@@ -94,7 +100,7 @@ def main(path):
         problems.append(f"unnamed threads {used_t - named_t}")
     if unsorted == 0:
         problems.append("file is globally sorted (should be interleaved)")
-    print(json.dumps({
+    print(json.dumps(default=str, obj={
         "events": len(evs), "kinds": dict(kinds), "zero_dur_X": zero_dur,
         "min_nonzero_dur_ns": min_dur, "max_dur_ns": max_dur,
         "device_op_depths": dict(sorted(depth_hist.items())),
