@@ -1,0 +1,343 @@
+#include "ingest/xspace/plane_emitter.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "format/absl_compat.h"
+#include "ingest/xspace/stat_json.h"
+
+namespace tracetable::xspace_internal {
+namespace {
+
+constexpr std::string_view kCountersLine = "_counters_";
+
+}  // namespace
+
+using xspace::XEvent;
+using xspace::XEventMetadata;
+using xspace::XLine;
+using xspace::XPlane;
+using xspace::XStat;
+
+std::vector<std::string> PlanePids(const std::vector<int64_t>& plane_ids) {
+  absl::flat_hash_set<int64_t> seen;
+  bool unique = true;
+  for (int64_t id : plane_ids) unique &= seen.insert(id).second;
+  std::vector<std::string> pids;
+  pids.reserve(plane_ids.size());
+  for (size_t i = 0; i < plane_ids.size(); ++i) {
+    pids.push_back(
+        absl::StrCat(unique ? plane_ids[i] : static_cast<int64_t>(i)));
+  }
+  return pids;
+}
+
+int64_t PlaneSortIndex(std::string_view name, size_t index) {
+  constexpr int64_t kDeviceBase = int64_t{1} << 20;
+  constexpr int64_t kOtherBase = int64_t{1} << 40;
+  if (absl::StartsWith(Av(name), "/host:")) return static_cast<int64_t>(index);
+  if (absl::StartsWith(Av(name), "/device:")) {
+    const size_t colon = name.rfind(':');
+    int64_t n;
+    if (absl::SimpleAtoi(Av(name.substr(colon + 1)), &n) && n >= 0 &&
+        n < kOtherBase - kDeviceBase) {
+      return kDeviceBase + n;
+    }
+  }
+  return kOtherBase + static_cast<int64_t>(index);
+}
+
+const PlaneEmitter::StatInfo& PlaneEmitter::Stat(int64_t id) {
+  auto [it, inserted] = stat_cache_.try_emplace(id);
+  if (inserted) {
+    auto md = plane_.stat_metadata().find(id);
+    // A stat with no metadata keeps its id visible instead of being dropped.
+    it->second.name = md != plane_.stat_metadata().end()
+                          ? md->second.name()
+                          : absl::StrCat("stat#", id);
+    xspace_json::AppendString(&it->second.json_key, it->second.name);
+    it->second.json_key.push_back(':');
+  }
+  return it->second;
+}
+
+const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
+  auto [it, inserted] = meta_cache_.try_emplace(id);
+  if (!inserted) return it->second;
+  MetaInfo& info = it->second;
+  auto md = plane_.event_metadata().find(id);
+  if (md == plane_.event_metadata().end()) {
+    info.name = absl::StrCat("<event metadata ", id, ">");
+  } else {
+    info.md = &md->second;
+    if (!info.md->display_name().empty()) {
+      info.name = info.md->display_name();
+      info.long_name_member = "\"long_name\":";
+      xspace_json::AppendString(&info.long_name_member, info.md->name());
+    } else {
+      info.name = info.md->name();
+    }
+    for (const XStat& stat : info.md->stats()) {
+      if (step_name_ids_.contains(stat.metadata_id())) {
+        info.name = xspace_json::StatText(stat, plane_.stat_metadata());
+      }
+      std::string member = Stat(stat.metadata_id()).json_key;
+      xspace_json::AppendStatValue(&member, stat, plane_.stat_metadata());
+      info.stat_members.emplace_back(stat.metadata_id(), std::move(member));
+    }
+  }
+  info.name_id = sink_->Intern(info.name);
+  return info;
+}
+
+absl::Status PlaneEmitter::Emit(
+    int64_t sort_index,
+    const std::function<void(uint64_t, uint64_t)>& line_done) {
+  sink_->SetProcessName(Pid(), plane_.name());
+  sink_->SetProcessSortIndex(Pid(), sort_index);
+  uint64_t total = 0;
+  for (const XLine& line : plane_.lines()) total += line.events_size();
+  uint64_t done = 0;
+  for (int i = 0; i < plane_.lines_size(); ++i) {
+    const XLine& line = plane_.lines(i);
+    absl::Status s = line.name() == kCountersLine
+                         ? EmitCounterLine(line)
+                         : EmitThreadLine(line, i);
+    if (!s.ok()) return s;
+    done += line.events_size();
+    if (line_done) line_done(done, total);
+  }
+  ReportNotes();
+  return absl::OkStatus();
+}
+
+std::string PlaneEmitter::PlaneStatsJson() {
+  if (plane_.stats().empty()) return "";
+  std::string out = "{";
+  for (const XStat& stat : plane_.stats()) {
+    if (out.size() > 1) out.push_back(',');
+    out.append(Stat(stat.metadata_id()).json_key);
+    xspace_json::AppendStatValue(&out, stat, plane_.stat_metadata());
+  }
+  out.push_back('}');
+  return out;
+}
+
+void PlaneEmitter::ReportNotes() {
+  const std::string where = absl::StrCat("xspace plane '", plane_.name(), "'");
+  if (missing_metadata_ > 0) {
+    sink_->Warn(absl::StrCat(where, ": ", missing_metadata_,
+                             " events refer to missing event metadata"));
+  }
+  if (bad_times_ > 0) {
+    sink_->Warn(absl::StrCat(where, ": ", bad_times_,
+                             " events skipped, time out of range (first: ",
+                             first_bad_time_, ")"));
+  }
+  if (negative_durations_ > 0) {
+    sink_->Warn(absl::StrCat(where, ": ", negative_durations_,
+                             " negative durations stored as 0"));
+  }
+}
+
+// line.timestamp_ns * 1000 + offset_ps, split into ns + 0..999 ps with floor
+// division so negative offsets land on the right picosecond.
+std::optional<int64_t> PlaneEmitter::StartPs(const XLine& line,
+                                             const XEvent& event) {
+  const int64_t offset = event.offset_ps();
+  int64_t ns = offset / 1000;
+  int64_t ps = offset % 1000;
+  if (ps < 0) {
+    ps += 1000;
+    --ns;
+  }
+  int64_t abs_ns;
+  absl::StatusOr<int64_t> rel =
+      __builtin_add_overflow(line.timestamp_ns(), ns, &abs_ns)
+          ? absl::OutOfRangeError("timestamp_ns + offset overflows int64")
+          : sink_->ToRelativePs(abs_ns, static_cast<int32_t>(ps));
+  if (rel.ok()) return *rel;
+  // One bad line timestamp should not lose the rest of the profile.
+  if (bad_times_++ == 0) first_bad_time_ = rel.status().ToString();
+  sink_->CountSkipped("xspace event time out of range");
+  return std::nullopt;
+}
+
+absl::Status PlaneEmitter::EmitThreadLine(const XLine& line, int64_t order) {
+  const int64_t tid_num = line.display_id() != 0 ? line.display_id() : line.id();
+  const std::string tid_text = absl::StrCat(tid_num);
+  const IdToken tid{tid_text, true};
+  const uint32_t track = sink_->ThreadTrack(Pid(), tid);
+  // Lines sharing a display_id are meant to be shown as one thread; the
+  // first one names it.
+  if (named_tids_.insert(tid_num).second) {
+    sink_->SetThreadName(Pid(), tid,
+                         line.display_name().empty() ? line.name()
+                                                     : line.display_name());
+    sink_->SetThreadSortIndex(Pid(), tid, order);
+  }
+  const uint32_t cat = sink_->Intern(line.name());
+  for (const XEvent& event : line.events()) {
+    if (absl::Status s = EmitSlice(line, event, track, cat); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void PlaneEmitter::BuildArgs(const MetaInfo& meta, const XEvent& event) {
+  args_.clear();
+  args_.push_back('{');
+  const auto separate = [&] {
+    if (args_.size() > 1) args_.push_back(',');
+  };
+  if (!meta.long_name_member.empty()) {
+    separate();
+    args_.append(meta.long_name_member);
+  }
+  for (const auto& [id, member] : meta.stat_members) {
+    // An event stat with the same key overrides the metadata's default.
+    bool overridden = false;
+    for (const XStat& s : event.stats()) overridden |= s.metadata_id() == id;
+    if (overridden) continue;
+    separate();
+    args_.append(member);
+  }
+  for (const XStat& stat : event.stats()) {
+    separate();
+    args_.append(Stat(stat.metadata_id()).json_key);
+    xspace_json::AppendStatValue(&args_, stat, plane_.stat_metadata());
+  }
+  if (args_.size() == 1) {
+    args_.clear();
+  } else {
+    args_.push_back('}');
+  }
+}
+
+absl::Status PlaneEmitter::EmitSlice(const XLine& line, const XEvent& event,
+                                     uint32_t track, uint32_t cat) {
+  if (event.data_case() == XEvent::kNumOccurrences) {
+    sink_->CountSkipped("xspace aggregated event");
+    return absl::OkStatus();
+  }
+  const std::optional<int64_t> ts = StartPs(line, event);
+  if (!ts) return absl::OkStatus();
+  const MetaInfo& meta = Meta(event.metadata_id());
+  if (meta.md == nullptr) ++missing_metadata_;
+
+  Event slice;
+  slice.kind = EventKind::kSlice;
+  slice.track = track;
+  slice.ts = *ts;
+  slice.dur = event.duration_ps();
+  if (slice.dur < 0) {
+    ++negative_durations_;
+    slice.dur = 0;
+  }
+  slice.name = meta.name_id;
+  slice.cat = cat;
+  for (const XStat& stat : event.stats()) {
+    if (step_name_ids_.contains(stat.metadata_id())) {
+      slice.name =
+          sink_->Intern(xspace_json::StatText(stat, plane_.stat_metadata()));
+    }
+  }
+  BuildArgs(meta, event);
+  slice.args_json = args_;
+  if (!args_.empty()) slice.flags |= kFlagHasArgs;
+  if (absl::Status s = sink_->Add(slice); !s.ok()) return s;
+
+  for (const XStat& stat : event.stats()) {
+    if (!flow_ids_.contains(stat.metadata_id())) continue;
+    if (stat.value_case() == XStat::kUint64Value) {
+      if (absl::Status s = EmitFlow(slice, stat.uint64_value()); !s.ok()) {
+        return s;
+      }
+    } else if (stat.value_case() == XStat::kInt64Value) {
+      if (absl::Status s = EmitFlow(slice, static_cast<uint64_t>(stat.int64_value()));
+          !s.ok()) {
+        return s;
+      }
+    } else {
+      sink_->CountSkipped("xspace flow stat that is not an integer");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `flow` packs direction (bits 0-1), id (bits 2-57) and category (58-63).
+// The flow event sits at the slice's start on the slice's track and binds to
+// the enclosing slice, i.e. to this one.
+absl::Status PlaneEmitter::EmitFlow(const Event& slice, uint64_t flow) {
+  constexpr uint64_t kIdMask = (uint64_t{1} << 56) - 1;
+  const uint64_t direction = flow & 3;
+  const uint64_t id = (flow >> 2) & kIdMask;
+  const uint64_t category = flow >> 58;
+  Event e;
+  switch (direction) {
+    case 1: e.kind = EventKind::kFlowEnd; break;
+    case 2: e.kind = EventKind::kFlowStart; break;
+    case 3: e.kind = EventKind::kFlowStep; break;
+    default:
+      sink_->CountSkipped("xspace flow stat without a direction");
+      return absl::OkStatus();
+  }
+  e.track = slice.track;
+  e.ts = slice.ts;
+  e.name = slice.name;
+  // Both ends of a flow sit on different lines (different slice cats); the
+  // flow's own category is what they share.
+  auto [it, inserted] = flow_cat_cache_.try_emplace(category);
+  if (inserted) it->second = sink_->Intern(absl::StrCat("xspace.flow.", category));
+  e.cat = it->second;
+  e.flags = kFlagBindEnclosing;
+  e.flow_id = sink_->Intern(absl::StrCat(id));
+  return sink_->Add(e);
+}
+
+// The counter value: the first numeric stat of the event, else of its
+// metadata.
+const XStat* PlaneEmitter::FindCounterValue(const MetaInfo& meta,
+                                            const XEvent& event,
+                                            double* value) const {
+  for (const XStat& stat : event.stats()) {
+    if (xspace_json::StatNumber(stat, value)) return &stat;
+  }
+  if (meta.md != nullptr) {
+    for (const XStat& stat : meta.md->stats()) {
+      if (xspace_json::StatNumber(stat, value)) return &stat;
+    }
+  }
+  return nullptr;
+}
+
+absl::Status PlaneEmitter::EmitCounterLine(const XLine& line) {
+  const uint32_t cat = sink_->Intern(line.name());
+  for (const XEvent& event : line.events()) {
+    if (event.data_case() == XEvent::kNumOccurrences) {
+      sink_->CountSkipped("xspace aggregated event");
+      continue;
+    }
+    const MetaInfo& meta = Meta(event.metadata_id());
+    if (meta.md == nullptr) ++missing_metadata_;
+    double value = 0;
+    const XStat* stat = FindCounterValue(meta, event, &value);
+    if (stat == nullptr) {
+      sink_->CountSkipped("xspace counter sample without a numeric stat");
+      continue;
+    }
+    const std::optional<int64_t> ts = StartPs(line, event);
+    if (!ts) continue;
+    const std::string& series = Stat(stat->metadata_id()).name;
+    Event sample;
+    sample.kind = EventKind::kCounter;
+    sample.track = sink_->CounterTrack(Pid(), meta.name, series);
+    sample.ts = *ts;
+    sample.name = sink_->Intern(series);
+    sample.cat = cat;
+    sample.value = value;
+    if (absl::Status s = sink_->Add(sample); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tracetable::xspace_internal

@@ -1,0 +1,101 @@
+// Turns one decoded XPlane into EventSink calls: the plane is a process,
+// its lines are threads (or counter series for the "_counters_" line), its
+// events are slices with flow events for "flow" stats. See reader.h for the
+// mapping rules; this file implements them.
+#ifndef TRACETABLE_INGEST_XSPACE_PLANE_EMITTER_H_
+#define TRACETABLE_INGEST_XSPACE_PLANE_EMITTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "ingest/xspace/xplane.pb.h"
+#include "store/event_sink.h"
+
+namespace tracetable::xspace_internal {
+
+// pids for planes given their ids in file order: the ids when they are
+// distinct, else every plane's index (real files have /host:CPU and
+// /device:GPU:0 both with id 0), so pids stay unique and stable.
+std::vector<std::string> PlanePids(const std::vector<int64_t>& plane_ids);
+
+// Host planes first (in file order), then devices by their number
+// ("/device:GPU:3" -> 3), then any other plane in file order.
+int64_t PlaneSortIndex(std::string_view name, size_t index);
+
+// Turns one decoded XPlane into sink calls. Lives for one plane: its caches
+// are keyed by the plane's metadata ids.
+class PlaneEmitter {
+ public:
+  PlaneEmitter(EventSink* sink, const xspace::XPlane& plane, std::string pid)
+      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {
+    for (const auto& [id, md] : plane_.stat_metadata()) {
+      if (md.name() == "step_name") step_name_ids_.insert(id);
+      if (md.name() == "flow") flow_ids_.insert(id);
+    }
+  }
+
+  // `line_done(events_done, events_total)` runs after each line, so callers
+  // can report progress inside a big plane.
+  absl::Status Emit(
+      int64_t sort_index,
+      const std::function<void(uint64_t, uint64_t)>& line_done = {});
+  // The plane's own stats (device properties) as a JSON object, or "".
+  std::string PlaneStatsJson();
+
+ private:
+  // What the events of one XEventMetadata share, computed once per plane.
+  struct MetaInfo {
+    std::string name;  // display_name or name (or a placeholder if missing)
+    uint32_t name_id = 0;
+    std::string long_name_member;  // "long_name":"..." when display_name won
+    // (stat metadata id, "key":value) for the metadata's stats.
+    std::vector<std::pair<int64_t, std::string>> stat_members;
+    const xspace::XEventMetadata* md = nullptr;
+  };
+  struct StatInfo {
+    std::string name;
+    std::string json_key;  // "name": ready to append
+  };
+
+  IdToken Pid() const { return IdToken{pid_text_, true}; }
+  const MetaInfo& Meta(int64_t id);
+  const StatInfo& Stat(int64_t id);
+  absl::Status EmitThreadLine(const xspace::XLine& line, int64_t order);
+  absl::Status EmitCounterLine(const xspace::XLine& line);
+  absl::Status EmitSlice(const xspace::XLine& line, const xspace::XEvent& event,
+                         uint32_t track, uint32_t cat);
+  absl::Status EmitFlow(const Event& slice, uint64_t flow);
+  void BuildArgs(const MetaInfo& meta, const xspace::XEvent& event);
+  std::optional<int64_t> StartPs(const xspace::XLine& line, const xspace::XEvent& event);
+  const xspace::XStat* FindCounterValue(const MetaInfo& meta, const xspace::XEvent& event,
+                                double* value) const;
+  void ReportNotes();
+
+  EventSink* sink_;
+  const xspace::XPlane& plane_;
+  std::string pid_text_;
+  absl::flat_hash_set<int64_t> step_name_ids_;
+  absl::flat_hash_set<int64_t> flow_ids_;
+  absl::flat_hash_map<int64_t, MetaInfo> meta_cache_;
+  absl::flat_hash_map<int64_t, StatInfo> stat_cache_;
+  absl::flat_hash_map<uint64_t, uint32_t> flow_cat_cache_;
+  absl::flat_hash_set<int64_t> named_tids_;
+  std::string args_;  // reused buffer for Event.args_json
+  // Oddities counted here and reported once per plane.
+  uint64_t missing_metadata_ = 0;
+  uint64_t bad_times_ = 0;
+  std::string first_bad_time_;
+  uint64_t negative_durations_ = 0;
+};
+
+}  // namespace tracetable::xspace_internal
+
+#endif  // TRACETABLE_INGEST_XSPACE_PLANE_EMITTER_H_
