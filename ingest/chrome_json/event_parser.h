@@ -1,0 +1,134 @@
+// EventParser: turns one Trace Event JSON object (the text of one element of
+// "traceEvents") into EventSink calls.
+//
+// Contract:
+//  - Parse() validates the whole object (syntax, UTF-8, escapes, number
+//    ranges) with simdjson On-Demand, parsing in place: the text must be
+//    followed by readable bytes up to `alloc_end` (>= 64 of them).
+//  - Times are read from the numbers' text (never through double) with
+//    ParseMicros, then made relative with sink->ToRelativePs.
+//  - Phase mapping (see format/event.h): X slice; B/E begin/end; i/I/R
+//    instant with scope flags; C one counter sample per numeric arg; M
+//    process/thread names, sort indexes and labels; s/t/f flows; b/n/e and
+//    legacy S/T/p/F async with a match key from cat + id + scope. Anything
+//    else is counted with CountSkipped, never fatal.
+//  - Errors name the file, the byte offset in the stream and what was
+//    expected (see input_error.h).
+#ifndef TRACETABLE_INGEST_CHROME_JSON_EVENT_PARSER_H_
+#define TRACETABLE_INGEST_CHROME_JSON_EVENT_PARSER_H_
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ingest/chrome_json/input_error.h"
+#include "store/event_sink.h"
+
+namespace tracetable::chrome_json {
+
+class EventParser {
+ public:
+  EventParser(EventSink* sink, const InputErrorContext* errors);
+
+  // Parses the object text [p, p + n) whose first byte is at stream offset
+  // `offset` and emits what it describes.
+  absl::Status Parse(const char* p, size_t n, const char* alloc_end,
+                     uint64_t offset);
+
+  // Reports what was accumulated over the input (e.g. X events without dur)
+  // with Warn. Call once at the end.
+  void Finish();
+
+  uint64_t events_added() const { return events_added_; }
+
+  // A field of an event whose value is a time (ts, dur, ...): its text and
+  // where it is, for messages.
+  struct TimeField {
+    std::string_view text;
+    const char* at = nullptr;
+    bool present = false;
+  };
+  // The fields of one event that the mapping needs. Views point into the
+  // input or into the parser's string buffer; valid until the next Parse.
+  struct RawEvent {
+    std::string_view ph;
+    std::string_view name, cat;
+    TimeField ts, dur, tdur, tts;
+    IdToken pid{"0", true};
+    IdToken tid{"0", true};
+    std::string_view id, id2_global, id2_local, bind_id;
+    bool has_id = false, has_id2_global = false, has_id2_local = false;
+    bool has_bind_id = false;
+    bool flow_in = false, flow_out = false;
+    std::string_view s, bp, scope;
+    std::string_view args;  // raw text of an object-valued "args"
+    const char* at = nullptr;  // the event's first byte
+  };
+
+ private:
+  using Ondemand = simdjson::ondemand::value;
+
+  // Field readers: each validates the value it consumes.
+  absl::Status ReadField(simdjson::ondemand::field& field, RawEvent& ev);
+  absl::Status ReadText(Ondemand& v, std::string_view* out);
+  absl::Status ReadId(Ondemand& v, std::string_view* out, bool* is_number);
+  absl::Status ReadTime(Ondemand& v, std::string_view key, TimeField* out);
+  absl::Status ReadId2(Ondemand& v, RawEvent& ev);
+  absl::Status ReadArgs(Ondemand& v, RawEvent& ev);
+  absl::Status ReadBool(Ondemand& v, bool* out);
+  // Validates a value nobody reads (unknown fields, args contents).
+  absl::Status Skim(Ondemand& v, int depth);
+
+  // Phase handlers.
+  absl::Status Emit(const RawEvent& ev);
+  absl::Status EmitOnThread(const RawEvent& ev, EventKind kind, uint32_t flags);
+  absl::Status EmitSlice(const RawEvent& ev);
+  absl::Status EmitCounters(const RawEvent& ev);
+  absl::Status EmitMetadata(const RawEvent& ev);
+  absl::Status EmitFlow(const RawEvent& ev, EventKind kind);
+  absl::Status EmitAsync(const RawEvent& ev, EventKind kind, bool legacy);
+  absl::Status Add(const Event& e);
+
+  // Times.
+  absl::StatusOr<int64_t> RelativeTime(const TimeField& f, std::string_view key);
+  absl::StatusOr<int64_t> DurationPs(const TimeField& f, std::string_view key);
+
+  uint32_t ThreadTrackFor(const RawEvent& ev);
+  // The event's id as one string: id, id2.global, or pid-scoped id2.local.
+  bool IdKey(const RawEvent& ev, std::string* out) const;
+  std::string_view ArgsJson(const RawEvent& ev) const;
+  absl::StatusOr<simdjson::ondemand::object> ParseArgs(const RawEvent& ev);
+
+  // Errors at a position inside the current event.
+  uint64_t OffsetOf(const char* at) const;
+  absl::Status ErrorAt(const char* at, std::string_view expected,
+                       std::string_view got) const;
+  absl::Status SimdError(simdjson::error_code err, const char* at) const;
+
+  EventSink* sink_;
+  const InputErrorContext* errors_;
+  simdjson::ondemand::parser parser_;       // the event
+  simdjson::ondemand::parser args_parser_;  // args of C and M, re-read
+  simdjson::ondemand::document args_doc_;
+  const char* text_ = nullptr;   // current event text
+  size_t text_len_ = 0;
+  const char* alloc_end_ = nullptr;
+  uint64_t offset_ = 0;          // stream offset of text_[0]
+
+  // One-entry cache: consecutive events are usually on the same thread.
+  std::string last_pid_, last_tid_;
+  bool last_pid_num_ = false, last_tid_num_ = false, have_last_ = false;
+  uint32_t last_track_ = 0;
+
+  std::string key_buf_;  // scratch for match keys and counter names
+  uint64_t events_added_ = 0;
+  uint64_t x_without_dur_ = 0;
+};
+
+}  // namespace tracetable::chrome_json
+
+#endif  // TRACETABLE_INGEST_CHROME_JSON_EVENT_PARSER_H_

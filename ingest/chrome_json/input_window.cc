@@ -1,0 +1,51 @@
+#include "ingest/chrome_json/input_window.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tracetable::chrome_json {
+
+InputWindow::InputWindow(ByteSource* source, size_t chunk_bytes)
+    : source_(source), chunk_(chunk_bytes) {
+  Reserve(chunk_);
+}
+
+void InputWindow::Reserve(size_t needed) {
+  size_t want = needed + kPadding;
+  if (want <= cap_) return;
+  size_t cap = std::max(want, cap_ * 2);
+  std::unique_ptr<char[]> bigger(new char[cap]);
+  if (end_ > 0) std::memcpy(bigger.get(), buf_.get(), end_);
+  // Padding bytes are never part of the input; zero them so tools like
+  // valgrind see defined memory when simdjson reads past the end.
+  std::memset(bigger.get() + end_, 0, cap - end_);
+  buf_ = std::move(bigger);
+  cap_ = cap;
+}
+
+absl::StatusOr<bool> InputWindow::Refill(size_t keep_from) {
+  if (keep_from > 0) {
+    std::memmove(buf_.get(), buf_.get() + keep_from, end_ - keep_from);
+    end_ -= keep_from;
+    base_ += keep_from;
+  }
+  if (eof_) return false;
+  Reserve(end_ + chunk_);
+  // Fill up to a whole chunk: fewer, larger reads keep the per-refill cost
+  // (memmove of the kept tail, scanner restarts) negligible.
+  size_t got_total = 0;
+  while (got_total < chunk_) {
+    absl::StatusOr<size_t> got =
+        source_->Read(buf_.get() + end_, cap_ - kPadding - end_);
+    if (!got.ok()) return got.status();
+    if (*got == 0) {
+      eof_ = true;
+      break;
+    }
+    end_ += *got;
+    got_total += *got;
+  }
+  return got_total > 0;
+}
+
+}  // namespace tracetable::chrome_json

@@ -1,0 +1,395 @@
+#include "ingest/chrome_json/json_scan.h"
+
+#include <array>
+#include <cctype>
+#include <vector>
+
+#include "ingest/chrome_json/input_error.h"
+
+namespace tracetable::chrome_json {
+namespace {
+
+// Bytes that matter to ScanValue outside strings (1) and inside strings (2).
+constexpr std::array<uint8_t, 256> MakeTable(bool in_string) {
+  std::array<uint8_t, 256> t{};
+  if (in_string) {
+    t['"'] = 1;
+    t['\\'] = 1;
+  } else {
+    t['"'] = 1;
+    t['{'] = 1;
+    t['}'] = 1;
+    t['['] = 1;
+    t[']'] = 1;
+  }
+  return t;
+}
+constexpr std::array<uint8_t, 256> kOutside = MakeTable(false);
+constexpr std::array<uint8_t, 256> kInside = MakeTable(true);
+
+inline uint8_t U(char c) { return static_cast<uint8_t>(c); }
+
+bool IsScalarDelimiter(char c) {
+  return c == ',' || c == '}' || c == ']' || c == ':' || IsJsonSpace(c);
+}
+
+size_t ScanScalar(ScanState& st, const char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (IsScalarDelimiter(p[i])) {
+      st.done = true;
+      return i;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+size_t ScanValue(ScanState& st, const char* p, size_t n) {
+  size_t i = 0;
+  if (!st.started && n > 0) {
+    st.started = true;
+    if (p[0] == '"') {
+      st.in_string = true;
+      i = 1;
+    } else if (p[0] != '{' && p[0] != '[') {
+      st.scalar = true;
+    }
+  }
+  if (st.scalar) return ScanScalar(st, p, n);
+  // The hot loop of the reader: runs over every byte of every event. Table
+  // lookups skip the bytes that cannot change the state.
+  while (i < n) {
+    if (st.in_string) {
+      if (st.escape) {
+        st.escape = false;
+        ++i;
+        continue;
+      }
+      while (i < n && !kInside[U(p[i])]) ++i;
+      if (i == n) break;
+      if (p[i++] == '\\') {
+        st.escape = true;
+        continue;
+      }
+      st.in_string = false;
+      if (st.depth == 0) {  // the value was a string
+        st.done = true;
+        return i;
+      }
+      continue;
+    }
+    while (i < n && !kOutside[U(p[i])]) ++i;
+    if (i == n) break;
+    char c = p[i++];
+    if (c == '"') {
+      st.in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++st.depth;
+    } else if (st.depth <= 1) {
+      // Closing the outermost bracket (or a stray closer, which the parser
+      // that gets this extent reports as a syntax error).
+      st.depth = 0;
+      st.done = true;
+      return i;
+    } else {
+      --st.depth;
+    }
+  }
+  return n;
+}
+
+namespace {
+
+constexpr size_t kMaxDepth = 1024;  // simdjson's default
+
+// A JSON grammar checker over a complete text or a prefix of one.
+class SyntaxChecker {
+ public:
+  SyntaxChecker(std::string_view text, PrefixMode mode)
+      : t_(text), prefix_ok_(mode == PrefixMode::kPrefixOk) {}
+
+  std::optional<SyntaxError> Run();
+
+ private:
+  enum Mode { kValue, kValueOrClose, kKey, kKeyOrClose, kColon, kAfter, kEnd };
+
+  std::optional<SyntaxError> Fail(size_t at, std::string expected) const {
+    return SyntaxError{at, std::move(expected),
+                       at < t_.size() ? DescribeByte(&t_[at]) : "end of file"};
+  }
+  // At the end of the text: fine for a prefix, else `expected` is missing.
+  std::optional<SyntaxError> AtEnd(std::string expected) const {
+    if (prefix_ok_) return std::nullopt;
+    return Fail(t_.size(), std::move(expected));
+  }
+  void AfterValue() { mode_ = stack_.empty() ? kEnd : kAfter; }
+  void Pop() {
+    stack_.pop_back();
+    AfterValue();
+  }
+  std::optional<SyntaxError> Push(char c);
+  // Each reads one token at i_; on error or end of text, *stop is set.
+  std::optional<SyntaxError> String(bool* stop);
+  std::optional<SyntaxError> Number(bool* stop);
+  std::optional<SyntaxError> Literal(bool* stop);
+  std::optional<SyntaxError> Value(bool* stop);
+  std::optional<SyntaxError> After(bool* stop);
+  std::string ExpectedAtEnd() const;
+
+  std::string_view t_;
+  bool prefix_ok_;
+  size_t i_ = 0;
+  Mode mode_ = kValue;
+  std::vector<char> stack_;
+};
+
+std::string SyntaxChecker::ExpectedAtEnd() const {
+  switch (mode_) {
+    case kValue: return "a JSON value";
+    case kValueOrClose: return "a JSON value or ']'";
+    case kKey: return "a string key";
+    case kKeyOrClose: return "a string key or '}'";
+    case kColon: return "':'";
+    case kAfter: return stack_.back() == '{' ? "',' or '}'" : "',' or ']'";
+    case kEnd: return "end of input";
+  }
+  return "";
+}
+
+std::optional<SyntaxError> SyntaxChecker::Push(char c) {
+  if (stack_.size() >= kMaxDepth) {
+    return Fail(i_, "nesting under 1024 levels");
+  }
+  stack_.push_back(c);
+  mode_ = c == '{' ? kKeyOrClose : kValueOrClose;
+  ++i_;
+  return std::nullopt;
+}
+
+std::optional<SyntaxError> SyntaxChecker::String(bool* stop) {
+  const size_t n = t_.size();
+  size_t j = i_ + 1;
+  while (j < n) {
+    char c = t_[j];
+    if (c == '"') {
+      i_ = j + 1;
+      return std::nullopt;
+    }
+    if (U(c) < 0x20) {
+      *stop = true;
+      return Fail(j, "a string character (control characters must be escaped)");
+    }
+    if (c != '\\') {
+      ++j;
+      continue;
+    }
+    if (j + 1 >= n) break;
+    char e = t_[j + 1];
+    if (e == 'u') {
+      for (size_t k = j + 2; k < j + 6; ++k) {
+        if (k >= n) {
+          *stop = true;
+          return AtEnd("4 hex digits");
+        }
+        if (!std::isxdigit(U(t_[k]))) {
+          *stop = true;
+          return Fail(k, "a hex digit of a \\u escape");
+        }
+      }
+      j += 6;
+      continue;
+    }
+    if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+      *stop = true;
+      return Fail(j + 1, "an escape character (one of \"\\/bfnrtu)");
+    }
+    j += 2;
+  }
+  *stop = true;
+  return AtEnd("'\"' closing the string");
+}
+
+std::optional<SyntaxError> SyntaxChecker::Number(bool* stop) {
+  const size_t n = t_.size();
+  size_t j = i_;
+  auto digits = [&](const char* what) -> std::optional<SyntaxError> {
+    if (j >= n) {
+      *stop = true;
+      return AtEnd(what);
+    }
+    if (!std::isdigit(U(t_[j]))) {
+      *stop = true;
+      return Fail(j, what);
+    }
+    while (j < n && std::isdigit(U(t_[j]))) ++j;
+    return std::nullopt;
+  };
+  if (t_[j] == '-') ++j;
+  if (j < n && t_[j] == '0') {
+    ++j;
+  } else if (auto e = digits("a digit"); *stop) {
+    return e;
+  }
+  if (j < n && t_[j] == '.') {
+    ++j;
+    if (auto e = digits("a digit after '.'"); *stop) return e;
+  }
+  if (j < n && (t_[j] == 'e' || t_[j] == 'E')) {
+    ++j;
+    if (j < n && (t_[j] == '+' || t_[j] == '-')) ++j;
+    if (auto e = digits("a digit of the exponent"); *stop) return e;
+  }
+  i_ = j;
+  return std::nullopt;
+}
+
+std::optional<SyntaxError> SyntaxChecker::Literal(bool* stop) {
+  std::string_view word = t_[i_] == 't' ? "true" : t_[i_] == 'f' ? "false" : "null";
+  for (size_t k = 0; k < word.size(); ++k) {
+    if (i_ + k >= t_.size()) {
+      *stop = true;
+      return AtEnd(std::string("'") + std::string(word) + "'");
+    }
+    if (t_[i_ + k] != word[k]) {
+      *stop = true;
+      return Fail(i_ + k, std::string("'") + std::string(word) + "'");
+    }
+  }
+  i_ += word.size();
+  return std::nullopt;
+}
+
+std::optional<SyntaxError> SyntaxChecker::Value(bool* stop) {
+  char c = t_[i_];
+  if (mode_ == kValueOrClose && c == ']') {
+    ++i_;
+    Pop();
+    return std::nullopt;
+  }
+  if (c == '{' || c == '[') {
+    auto e = Push(c);
+    if (e) *stop = true;
+    return e;
+  }
+  std::optional<SyntaxError> e;
+  if (c == '"') {
+    e = String(stop);
+  } else if (c == '-' || std::isdigit(U(c))) {
+    e = Number(stop);
+  } else if (c == 't' || c == 'f' || c == 'n') {
+    e = Literal(stop);
+  } else {
+    *stop = true;
+    return Fail(i_, ExpectedAtEnd());
+  }
+  if (!*stop) AfterValue();
+  return e;
+}
+
+std::optional<SyntaxError> SyntaxChecker::After(bool* stop) {
+  char c = t_[i_];
+  char close = stack_.back() == '{' ? '}' : ']';
+  if (c == ',') {
+    ++i_;
+    mode_ = stack_.back() == '{' ? kKey : kValue;
+  } else if (c == close) {
+    ++i_;
+    Pop();
+  } else {
+    *stop = true;
+    return Fail(i_, ExpectedAtEnd());
+  }
+  return std::nullopt;
+}
+
+std::optional<SyntaxError> SyntaxChecker::Run() {
+  const size_t n = t_.size();
+  while (true) {
+    while (i_ < n && IsJsonSpace(t_[i_])) ++i_;
+    if (i_ == n) {
+      if (mode_ == kEnd) return std::nullopt;
+      return AtEnd(ExpectedAtEnd());
+    }
+    bool stop = false;
+    std::optional<SyntaxError> e;
+    switch (mode_) {
+      case kEnd:
+        return Fail(i_, "end of input");
+      case kColon:
+        if (t_[i_] != ':') return Fail(i_, "':'");
+        ++i_;
+        mode_ = kValue;
+        continue;
+      case kKeyOrClose:
+        if (t_[i_] == '}') {
+          ++i_;
+          Pop();
+          continue;
+        }
+        [[fallthrough]];
+      case kKey:
+        if (t_[i_] != '"') return Fail(i_, ExpectedAtEnd());
+        e = String(&stop);
+        if (!stop) mode_ = kColon;
+        break;
+      case kValue:
+      case kValueOrClose:
+        e = Value(&stop);
+        break;
+      case kAfter:
+        e = After(&stop);
+        break;
+    }
+    if (stop) return e;
+  }
+}
+
+}  // namespace
+
+std::optional<SyntaxError> FindJsonSyntaxError(std::string_view text,
+                                               PrefixMode mode) {
+  return SyntaxChecker(text, mode).Run();
+}
+
+size_t FindInvalidUtf8(std::string_view text) {
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    uint8_t c = U(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      uint8_t cc = U(text[i + k]);
+      if ((cc & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are invalid.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+        (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
+      return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+}  // namespace tracetable::chrome_json

@@ -1,0 +1,430 @@
+// The top level of a Chrome trace: array or object form, the traceEvents
+// array (possibly cut off), and the other top-level fields. Each event's
+// extent is found with ScanValue and handed to EventParser; nothing but the
+// current event (or field) and one chunk is held in memory.
+#include "ingest/chrome_json/reader.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ingest/chrome_json/str.h"
+#include "ingest/chrome_json/byte_source.h"
+#include "ingest/chrome_json/event_parser.h"
+#include "ingest/chrome_json/input_error.h"
+#include "ingest/chrome_json/input_window.h"
+#include "ingest/chrome_json/json_scan.h"
+
+namespace tracetable {
+namespace {
+
+using chrome_json::ByteSource;
+using chrome_json::Cat;
+using chrome_json::EventParser;
+using chrome_json::InputErrorContext;
+using chrome_json::InputWindow;
+using chrome_json::ScanState;
+
+constexpr size_t kChunkBytes = size_t{4} << 20;
+// One event larger than this is almost certainly an unbalanced quote or
+// bracket, not data; stop before holding the rest of the file in memory.
+constexpr size_t kMaxEventBytes = size_t{256} << 20;
+// Top-level fields other than traceEvents are kept whole up to this size.
+constexpr size_t kMaxFieldBytes = size_t{16} << 20;
+constexpr size_t kMaxKeyBytes = size_t{1} << 20;
+
+class TopLevelReader {
+ public:
+  TopLevelReader(ByteSource* source, EventSink* sink)
+      : source_(source),
+        sink_(sink),
+        errors_(source->errors()),
+        window_(source, kChunkBytes),
+        events_(sink, &errors_) {}
+
+  absl::Status Run();
+
+ private:
+  enum class Extent { kComplete, kEof, kTooBig };
+
+  // Moves pos_ to the next non-whitespace byte and returns it, or -1 at the
+  // end of the input.
+  absl::StatusOr<int> Peek();
+  // Finds the end of the value starting at pos_, refilling the window as
+  // needed (pos_ stays at the value's start, which may move). On kComplete
+  // *end is one past the value.
+  absl::StatusOr<Extent> FindExtent(size_t max_bytes, ScanState& st,
+                                    size_t* end);
+  // After kTooBig: drops the rest of the value without keeping it.
+  absl::Status DiscardRest(ScanState& st);
+
+  absl::Status ReadObjectForm();
+  absl::Status ReadEventArray();
+  absl::Status ReadEvent();
+  absl::Status ReadOtherElement();
+  // nullopt when the input ends inside the key.
+  absl::StatusOr<std::optional<std::string>> ReadKey();
+  absl::Status ReadTopField(const std::string& key);
+  // Checks a complete non-event value (grammar and UTF-8).
+  absl::Status CheckValue(std::string_view text, uint64_t offset);
+  // The input ended inside the value at pos_: fine if what is there is a
+  // valid beginning of JSON, else a syntax error.
+  absl::Status EndedInside(std::string_view what, std::string_view skip_reason);
+  absl::Status ExpectEnd();
+
+  uint64_t Offset(size_t pos) const { return window_.base() + pos; }
+  std::string GotAt(size_t pos) const {
+    return pos < window_.size() ? chrome_json::DescribeByte(window_.data() + pos)
+                                : "end of file";
+  }
+  absl::Status ErrorAt(size_t pos, std::string_view expected) const {
+    return errors_.Error(Offset(pos), expected, GotAt(pos));
+  }
+
+  ByteSource* source_;
+  EventSink* sink_;
+  InputErrorContext errors_;
+  InputWindow window_;
+  EventParser events_;
+  simdjson::ondemand::parser key_parser_;
+  size_t pos_ = 0;
+  bool truncated_ = false;  // the input ended early; stop reading
+};
+
+absl::StatusOr<int> TopLevelReader::Peek() {
+  while (true) {
+    const char* d = window_.data();
+    const size_t n = window_.size();
+    while (pos_ < n && chrome_json::IsJsonSpace(d[pos_])) ++pos_;
+    if (pos_ < n) return static_cast<unsigned char>(d[pos_]);
+    absl::StatusOr<bool> more = window_.Refill(pos_);
+    if (!more.ok()) return more.status();
+    pos_ = 0;
+    if (!*more) return -1;
+  }
+}
+
+absl::StatusOr<TopLevelReader::Extent> TopLevelReader::FindExtent(
+    size_t max_bytes, ScanState& st, size_t* end) {
+  size_t scanned = pos_;
+  while (true) {
+    const size_t n = window_.size();
+    size_t used = chrome_json::ScanValue(st, window_.data() + scanned, n - scanned);
+    if (st.done) {
+      *end = scanned + used;
+      return Extent::kComplete;
+    }
+    if (n - pos_ > max_bytes) return Extent::kTooBig;
+    // Keep the value's bytes; the scanner resumes where it stopped.
+    absl::StatusOr<bool> more = window_.Refill(pos_);
+    if (!more.ok()) return more.status();
+    scanned = n - pos_;
+    pos_ = 0;
+    if (!*more) {
+      if (st.scalar && window_.size() > 0) {  // a number ends at end of input
+        *end = window_.size();
+        return Extent::kComplete;
+      }
+      return Extent::kEof;
+    }
+  }
+}
+
+absl::Status TopLevelReader::DiscardRest(ScanState& st) {
+  while (true) {
+    absl::StatusOr<bool> more = window_.Refill(window_.size());
+    if (!more.ok()) return more.status();
+    pos_ = 0;
+    if (!*more) {
+      truncated_ = true;
+      return absl::OkStatus();
+    }
+    size_t used = chrome_json::ScanValue(st, window_.data(), window_.size());
+    if (st.done) {
+      pos_ = used;
+      return absl::OkStatus();
+    }
+  }
+}
+
+absl::Status TopLevelReader::Run() {
+  absl::StatusOr<int> c = Peek();
+  if (!c.ok()) return c.status();
+  // A UTF-8 byte order mark is not JSON but some Windows tools write one.
+  if (*c == 0xef && window_.size() - pos_ >= 3 &&
+      std::string_view(window_.data() + pos_, 3) == "\xef\xbb\xbf") {
+    pos_ += 3;
+    c = Peek();
+    if (!c.ok()) return c.status();
+  }
+  absl::Status s;
+  if (*c < 0) {
+    return errors_.Error(Offset(pos_), "a JSON array or object (a Chrome trace)",
+                         Offset(pos_) == 0 ? "an empty file" : "only whitespace");
+  } else if (*c == '[') {
+    ++pos_;
+    s = ReadEventArray();
+  } else if (*c == '{') {
+    ++pos_;
+    s = ReadObjectForm();
+  } else {
+    return ErrorAt(pos_, "'[' or '{' starting a Chrome trace JSON document");
+  }
+  if (!s.ok()) return s;
+  if (!truncated_) {
+    if (s = ExpectEnd(); !s.ok()) return s;
+  }
+  if (source_->truncated()) {
+    sink_->Warn(errors_.At(Offset(window_.size()),
+                           "the gzip stream ends early (file cut off)"));
+  }
+  events_.Finish();
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::ExpectEnd() {
+  absl::StatusOr<int> c = Peek();
+  if (!c.ok()) return c.status();
+  if (*c >= 0) return ErrorAt(pos_, "end of input after the top-level value");
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::ReadEventArray() {
+  bool need_value = true;  // after '[' or ','
+  while (true) {
+    absl::StatusOr<int> c = Peek();
+    if (!c.ok()) return c.status();
+    if (*c < 0) {
+      // Tracers killed mid-write leave no closing ']'; every complete event
+      // before this point is good.
+      sink_->Warn(errors_.At(Offset(pos_),
+                             "the event array has no closing ']' (truncated "
+                             "trace); read the events before it"));
+      truncated_ = true;
+      return absl::OkStatus();
+    }
+    if (*c == ']') {  // also after a trailing comma, which tracers leave
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (!need_value) {
+      if (*c != ',') return ErrorAt(pos_, "',' or ']' after an event");
+      ++pos_;
+      need_value = true;
+      continue;
+    }
+    absl::Status s;
+    if (*c == '{') {
+      s = ReadEvent();
+    } else if (*c == ',') {
+      return ErrorAt(pos_, "an event object");
+    } else {
+      s = ReadOtherElement();
+    }
+    if (!s.ok() || truncated_) return s;
+    need_value = false;
+  }
+}
+
+absl::Status TopLevelReader::ReadEvent() {
+  ScanState st;
+  size_t end = 0;
+  absl::StatusOr<Extent> ext = FindExtent(kMaxEventBytes, st, &end);
+  if (!ext.ok()) return ext.status();
+  switch (*ext) {
+    case Extent::kComplete: {
+      absl::Status s = events_.Parse(window_.data() + pos_, end - pos_,
+                                     window_.alloc_end(), Offset(pos_));
+      pos_ = end;
+      return s;
+    }
+    case Extent::kEof:
+      return EndedInside("event", "truncated event");
+    case Extent::kTooBig: {
+      std::string_view text(window_.data() + pos_, window_.size() - pos_);
+      if (auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kPrefixOk)) {
+        return errors_.Error(Offset(pos_) + se->offset, se->expected, se->got);
+      }
+      return errors_.Error(Offset(pos_), "an event object under 256 MiB",
+                           "a larger one (an unclosed string or bracket?)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::EndedInside(std::string_view what,
+                                         std::string_view skip_reason) {
+  std::string_view text(window_.data() + pos_, window_.size() - pos_);
+  if (auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kPrefixOk)) {
+    return errors_.Error(Offset(pos_) + se->offset, se->expected, se->got);
+  }
+  sink_->Warn(errors_.At(
+      Offset(window_.size()),
+      Cat("truncated at byte ", Offset(window_.size()), ": the last ",
+                   what, " (from byte ", Offset(pos_),
+                   ") is incomplete and was skipped")));
+  sink_->CountSkipped(skip_reason);
+  truncated_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::CheckValue(std::string_view text, uint64_t offset) {
+  if (auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kComplete)) {
+    return errors_.Error(offset + se->offset, se->expected, se->got);
+  }
+  size_t bad = chrome_json::FindInvalidUtf8(text);
+  if (bad < text.size()) {
+    return errors_.Error(offset + bad, "valid UTF-8",
+                         chrome_json::DescribeByte(text.data() + bad));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::ReadOtherElement() {
+  ScanState st;
+  size_t end = 0;
+  absl::StatusOr<Extent> ext = FindExtent(kMaxFieldBytes, st, &end);
+  if (!ext.ok()) return ext.status();
+  if (*ext == Extent::kEof) return EndedInside("array element", "truncated event");
+  if (*ext == Extent::kTooBig) {
+    sink_->CountSkipped("traceEvents element that is not an object");
+    return DiscardRest(st);
+  }
+  std::string_view text(window_.data() + pos_, end - pos_);
+  if (absl::Status s = CheckValue(text, Offset(pos_)); !s.ok()) return s;
+  sink_->CountSkipped("traceEvents element that is not an object");
+  pos_ = end;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> TopLevelReader::ReadKey() {
+  const size_t key_pos = pos_;
+  ScanState st;
+  size_t end = 0;
+  absl::StatusOr<Extent> ext = FindExtent(kMaxKeyBytes, st, &end);
+  if (!ext.ok()) return ext.status();
+  if (*ext == Extent::kTooBig) {
+    return errors_.Error(Offset(key_pos), "a key under 1 MiB", "a longer string");
+  }
+  if (*ext == Extent::kEof) return std::nullopt;
+  std::string_view raw(window_.data() + pos_, end - pos_);
+  if (absl::Status s = CheckValue(raw, Offset(pos_)); !s.ok()) return s;
+  pos_ = end;
+  if (raw.find('\\') == std::string_view::npos) {
+    return std::string(raw.substr(1, raw.size() - 2));
+  }
+  std::string_view key;
+  auto e = key_parser_
+               .iterate(raw.data(), raw.size(),
+                        static_cast<size_t>(window_.alloc_end() - raw.data()))
+               .get_string()
+               .get(key);
+  if (e) return errors_.Error(Offset(pos_), "a valid string key", simdjson::error_message(e));
+  return std::string(key);
+}
+
+absl::Status TopLevelReader::ReadTopField(const std::string& key) {
+  ScanState st;
+  size_t end = 0;
+  const uint64_t start = Offset(pos_);
+  absl::StatusOr<Extent> ext = FindExtent(kMaxFieldBytes, st, &end);
+  if (!ext.ok()) return ext.status();
+  if (*ext == Extent::kEof) {
+    return EndedInside(Cat("top-level field \"", key, "\""),
+                       "truncated top-level field");
+  }
+  if (*ext == Extent::kTooBig) {
+    sink_->Warn(errors_.At(start, Cat("top-level field \"", key,
+                                               "\" is over 16 MiB; not kept")));
+    sink_->CountSkipped("top-level field over 16 MiB");
+    return DiscardRest(st);
+  }
+  std::string_view text(window_.data() + pos_, end - pos_);
+  if (absl::Status s = CheckValue(text, start); !s.ok()) return s;
+  sink_->SetInputField(key, text);
+  if (key == "systemTraceEvents") {
+    // Usually ftrace text (or a Fuchsia object): kept verbatim, but this
+    // reader does not turn it into events.
+    sink_->Warn(errors_.At(start, "\"systemTraceEvents\" is kept as a raw "
+                                  "field, not parsed into events"));
+    sink_->CountSkipped("systemTraceEvents (not parsed into events)");
+  }
+  pos_ = end;
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::ReadObjectForm() {
+  bool need_key = true;  // after '{' or ','
+  bool saw_events = false, saw_system = false;
+  // The input ended before the closing '}': a cut-off trace is fine once its
+  // events were seen, otherwise there is nothing to read.
+  auto ended = [&]() -> absl::Status {
+    if (!saw_events && !saw_system) {
+      return ErrorAt(window_.size(), "a \"traceEvents\" array in the top-level object");
+    }
+    sink_->Warn(errors_.At(Offset(window_.size()), "the top-level object is not "
+                                                   "closed (truncated trace)"));
+    truncated_ = true;
+    return absl::OkStatus();
+  };
+  while (true) {
+    absl::StatusOr<int> c = Peek();
+    if (!c.ok()) return c.status();
+    if (*c < 0) return ended();
+    if (*c == '}') {  // also after a trailing comma
+      ++pos_;
+      break;
+    }
+    if (!need_key) {
+      if (*c != ',') return ErrorAt(pos_, "',' or '}' in the top-level object");
+      ++pos_;
+      need_key = true;
+      continue;
+    }
+    if (*c != '"') return ErrorAt(pos_, "a string key in the top-level object");
+    absl::StatusOr<std::optional<std::string>> key = ReadKey();
+    if (!key.ok()) return key.status();
+    if (!key->has_value()) return ended();
+    c = Peek();
+    if (!c.ok()) return c.status();
+    if (*c < 0) return ended();
+    if (*c != ':') return ErrorAt(pos_, "':' after a key");
+    ++pos_;
+    c = Peek();
+    if (!c.ok()) return c.status();
+    if (*c < 0) return ended();
+    absl::Status s;
+    if (**key == "traceEvents") {
+      if (*c != '[') return ErrorAt(pos_, "'[' starting the traceEvents array");
+      ++pos_;
+      saw_events = true;
+      s = ReadEventArray();
+    } else {
+      saw_system = saw_system || **key == "systemTraceEvents";
+      s = ReadTopField(**key);
+    }
+    if (!s.ok() || truncated_) return s;
+    need_key = false;
+  }
+  if (!saw_events && !saw_system) {
+    return errors_.Error(Offset(pos_ - 1), "a \"traceEvents\" array in the top-level object",
+                         "an object without one");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReadChromeJson(const std::string& path, std::string_view host,
+                            EventSink* sink, const ReadOptions& opts) {
+  absl::StatusOr<std::unique_ptr<ByteSource>> source =
+      ByteSource::Open(path, opts.progress);
+  if (!source.ok()) return source.status();
+  sink->BeginInput(path, host);
+  // The reader holds a 4 MiB window and simdjson parsers: keep it off the
+  // stack.
+  auto reader = std::make_unique<TopLevelReader>(source->get(), sink);
+  return reader->Run();
+}
+
+}  // namespace tracetable

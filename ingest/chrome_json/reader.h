@@ -1,0 +1,50 @@
+// Chrome Trace Event JSON reader: streams one trace file into an EventSink.
+//
+// Contract:
+//  - Accepts the object form ({"traceEvents": [...], ...}, keys in any order)
+//    and the bare array form ([...]), plain or gzip (detected by the magic
+//    bytes 1f 8b, not by the file name).
+//  - Calls sink->BeginInput(path, host) before anything else.
+//  - Streams: the file is read in chunks and each event object is parsed on
+//    its own, so memory is bounded by the chunk size plus the largest single
+//    event (or top-level field, capped at 16 MiB), never by the file size.
+//  - Times (ts, dur) are microseconds parsed exactly from their decimal text;
+//    "displayTimeUnit" only affects display and never changes their unit.
+//  - Tolerates what real tracers write when they are killed: an event array
+//    with no closing ']', a trailing comma, trailing whitespace, or an event
+//    cut off at the end of the file (complete events are kept, the partial one
+//    is counted as skipped and reported with Warn).
+//  - Anything else that is not valid JSON (a syntax error followed by more
+//    data, invalid UTF-8, numbers out of range, a corrupt gzip stream, an
+//    empty file, a directory) fails with InvalidArgument (NotFound for a
+//    missing file) whose message reads
+//      "<path>: byte <offset>: expected ..., got ..."
+//    ("decompressed byte" for gzip input, offsets into the decompressed
+//    stream). Unknown fields and phases are ignored or counted, never fatal.
+//  - Returns the sink's status if sink->Add fails.
+#ifndef TRACETABLE_INGEST_CHROME_JSON_READER_H_
+#define TRACETABLE_INGEST_CHROME_JSON_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "store/event_sink.h"
+
+namespace tracetable {
+
+struct ReadOptions {
+  // Called after each chunk read from disk with the bytes of the file (as
+  // stored on disk, i.e. compressed for gzip) consumed so far and in total.
+  std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
+};
+
+// Streams one Chrome Trace Event JSON file (plain or gzip) into `sink`.
+absl::Status ReadChromeJson(const std::string& path, std::string_view host,
+                            EventSink* sink, const ReadOptions& opts = {});
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_INGEST_CHROME_JSON_READER_H_
