@@ -14,7 +14,10 @@
 //  - Anything not stored is reported through sink->CountSkipped / Warn.
 //  - A file that is empty, truncated, corrupt, or not an XSpace at all gives
 //    InvalidArgumentError naming the file and the byte offset where decoding
-//    failed. A failing sink->Add stops the read with that status.
+//    failed; a missing file NotFoundError, a read error DataLossError.
+//    Truncation and top-level corruption are found before BeginInput; damage
+//    inside a plane's events only when that plane is reached. A failing
+//    sink->Add stops the read with that status.
 //  - `progress(done, total)` is called with bytes of the file handled so far.
 #ifndef TRACETABLE_INGEST_XSPACE_READER_H_
 #define TRACETABLE_INGEST_XSPACE_READER_H_
