@@ -12,7 +12,7 @@
 namespace tracetable::cli {
 namespace fs = std::filesystem;
 
-int Fail(std::string_view command, std::string_view message) {
+int Fail(std::string_view command, absl::string_view message) {
   std::cerr << "tracetable " << command << ": " << message << "\n";
   return 1;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "store/table.h"
 
 namespace tracetable::cli {
@@ -37,7 +38,7 @@ int ExportMain(int argc, char** argv);
 int VerifyMain(int argc, char** argv);
 
 // Prints "tracetable <cmd>: <message>" to stderr and returns 1.
-int Fail(std::string_view command, std::string_view message);
+int Fail(std::string_view command, absl::string_view message);
 
 }  // namespace tracetable::cli
 

@@ -1,5 +1,11 @@
 // tracetable info TABLE [--json]
+#include <cstdio>
 #include <iostream>
+#include <map>
+
+#include "leveldb/db.h"
+#include "format/keys.h"
+#include "format/tile_codec.h"
 
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
@@ -139,12 +145,50 @@ void PrintText(const Table& t, uint64_t disk) {
   }
 }
 
+// Tiles and bytes per section and level: reads every key (a full scan).
+void PrintLevels(const Table& t) {
+  struct Acc {
+    uint64_t tiles = 0, bytes = 0, rows = 0;
+  };
+  std::map<std::pair<char, int>, Acc> acc;
+  uint64_t args = 0, args_bytes = 0;
+  leveldb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<leveldb::Iterator> it(t.db()->NewIterator(ro));
+  std::vector<TileRow> rows;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    TileKey k;
+    std::string_view key(it->key().data(), it->key().size());
+    if (DecodeTileKey(key, &k)) {
+      Acc& a = acc[{static_cast<char>(k.section), k.level}];
+      ++a.tiles;
+      a.bytes += it->key().size() + it->value().size();
+      rows.clear();
+      if (DecodeTile(std::string_view(it->value().data(), it->value().size()), 0, &rows).ok()) {
+        a.rows += rows.size();
+      }
+    } else if (!key.empty() && key[0] == kArgsPrefix) {
+      ++args;
+      args_bytes += it->key().size() + it->value().size();
+    }
+  }
+  std::cout << "  section level  tiles      rows       bytes (uncompressed key+value)\n";
+  for (const auto& [k, a] : acc) {
+    std::printf("  %-7s %5d %9llu %9llu %11llu\n", k.first == 'E' ? "events" : "summary", k.second,
+                static_cast<unsigned long long>(a.tiles), static_cast<unsigned long long>(a.rows),
+                static_cast<unsigned long long>(a.bytes));
+  }
+  std::printf("  args            %9llu %9s %11llu\n", static_cast<unsigned long long>(args), "",
+              static_cast<unsigned long long>(args_bytes));
+}
+
 }  // namespace
 
 int InfoMain(int argc, char** argv) {
   po::options_description opts("usage: tracetable info TABLE [--json]\n\noptions");
   std::string path;
-  opts.add_options()("help,h", "show this help")("json", "print JSON instead of text");
+  opts.add_options()("help,h", "show this help")("json", "print JSON instead of text")(
+      "levels", "also count tiles, rows and bytes per level (reads the whole table)");
   po::options_description all;
   all.add(opts).add_options()("table", po::value(&path));
   po::positional_options_description pos;
@@ -168,6 +212,7 @@ int InfoMain(int argc, char** argv) {
     std::cout << InfoJson(**t, disk);
   } else {
     PrintText(**t, disk);
+    if (vm.count("levels")) PrintLevels(**t);
   }
   return 0;
 }

@@ -80,12 +80,18 @@ class Verifier {
     }
     if (tk.level >= t_.meta().num_levels()) return Error(key, "tile of a level that does not exist");
     std::vector<TileRow> rows;
-    const int64_t start = t_.BucketStart(tk.level, tk.bucket);
+    const int64_t start = t_.TileStart(tk);
     absl::Status s = DecodeTile(value, start, &rows);
-    if (!s.ok()) return Error(key, s.message());
-    const int64_t end = start + BucketWidth(tk.level);
+    if (!s.ok()) return Error(key, std::string(s.message()));
+    if (rows.empty()) return Error(key, "empty tile");
+    if (rows.front().ts != start) return Error(key, "tile key does not match its first row");
+    // Within one (track, section, level), tiles follow each other in time.
+    const std::string run = key.substr(0, 7);
+    if (run == last_run_ && start < last_ts_) return Error(key, "tile starts before the previous tile ends");
+    last_run_ = run;
     for (const TileRow& r : rows) {
-      if (r.ts < start || r.ts >= end) return Error(key, "row outside its tile's time bucket");
+      if (r.ts < start) return Error(key, "row before its tile's start");
+      last_ts_ = std::max(last_ts_, r.ts);
       if (r.dur < 0) return Error(key, "negative duration");
       if (r.name >= t_.num_strings() || r.cat >= t_.num_strings()) return Error(key, "string id out of range");
       if (tk.section == TileSection::kEvents &&
@@ -117,6 +123,8 @@ class Verifier {
 
   const Table& t_;
   absl::flat_hash_map<uint32_t, uint64_t> per_track_;
+  std::string last_run_;
+  int64_t last_ts_ = INT64_MIN;
   uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0;
 };
 

@@ -40,7 +40,7 @@ std::string EncodeTileKey(const TileKey& k) {
   PutBigEndian32(&key, k.track);
   key.push_back(static_cast<char>(k.section));
   key.push_back(static_cast<char>(k.level));
-  PutBigEndian64(&key, k.bucket);
+  PutBigEndian64(&key, k.start);
   return key;
 }
 
@@ -54,7 +54,7 @@ bool DecodeTileKey(std::string_view key, TileKey* out) {
   out->track = GetBigEndian32(key.data() + 1);
   out->section = static_cast<TileSection>(section);
   out->level = static_cast<uint8_t>(key[6]);
-  out->bucket = GetBigEndian64(key.data() + 7);
+  out->start = GetBigEndian64(key.data() + 7);
   return true;
 }
 

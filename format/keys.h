@@ -1,6 +1,6 @@
 // LevelDB keys of a .tracetable. Every integer in a key is big-endian so that
 // byte order is numeric order: all tiles of one track sort together, then by
-// section, level and time bucket, so a window on one track is a few
+// section, level and start time, so a window on one track is a few
 // contiguous range scans. docs/format.md has the byte layout.
 #ifndef TRACETABLE_FORMAT_KEYS_H_
 #define TRACETABLE_FORMAT_KEYS_H_
@@ -25,7 +25,7 @@ struct TileKey {
   uint32_t track = 0;
   TileSection section = TileSection::kEvents;
   uint8_t level = 0;
-  uint64_t bucket = 0;
+  uint64_t start = 0;  // ts of the tile's first row - TableMeta.min_ts
 };
 
 std::string StringChunkKey(uint32_t chunk);

@@ -9,18 +9,19 @@
 //
 // A query at resolution R reads level L = LevelForResolution(R): the events of
 // classes >= L, which are all at least Resolution(L) long, and the summaries
-// of level L. Tiles cover kBinsPerTile bins, so a window of ~2000 pixels
-// touches a few tiles per class.
+// of level L. Tiles are cut by row count (kMaxRowsPerTile), not by time, so
+// sparse tracks make few tiles and dense ones small tiles: a window reads
+// about (rows in it) / kMaxRowsPerTile + 2 tiles per class.
 #ifndef TRACETABLE_FORMAT_LEVELS_H_
 #define TRACETABLE_FORMAT_LEVELS_H_
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tracetable {
 
 constexpr int kMaxLevels = 22;  // Resolution(21) = 4^20 ns ~ 18 min
-constexpr int64_t kBinsPerTile = 1024;
-constexpr int64_t kClass0BucketPs = int64_t{65536} * 1000;  // 65.5 us
+constexpr size_t kMaxRowsPerTile = 1024;
 
 constexpr int64_t Resolution(int level) {
   return level <= 0 ? 0 : int64_t{1000} << (2 * (level - 1));
@@ -28,11 +29,6 @@ constexpr int64_t Resolution(int level) {
 
 // Class of a duration in ps, capped at num_levels - 1.
 int DurationClass(int64_t dur_ps, int num_levels);
-
-// Width of one event tile of class c, or one summary tile of level c.
-constexpr int64_t BucketWidth(int level) {
-  return level <= 0 ? kClass0BucketPs : Resolution(level) * kBinsPerTile;
-}
 
 // Level a query at resolution `res_ps` reads: the largest level whose
 // resolution is <= res_ps, capped at num_levels - 1.

@@ -28,11 +28,11 @@ bool ColumnFits(const Column& column, size_t n) {
 
 }  // namespace
 
-std::string EncodeTile(const std::vector<TileRow>& rows, int64_t bucket_start,
+std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
                        bool summary) {
   proto::Tile tile;
   tile.mutable_ts_delta()->Reserve(static_cast<int>(rows.size()));
-  int64_t prev_ts = bucket_start;
+  int64_t prev_ts = tile_start;
   uint64_t prev_id = 0;
   for (const TileRow& r : rows) {
     tile.add_ts_delta(r.ts - prev_ts);
@@ -64,7 +64,7 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t bucket_start,
   return tile.SerializeAsString();
 }
 
-absl::Status DecodeTile(std::string_view bytes, int64_t bucket_start,
+absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
                         std::vector<TileRow>* out) {
   proto::Tile tile;
   if (!tile.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -82,7 +82,7 @@ absl::Status DecodeTile(std::string_view bytes, int64_t bucket_start,
   }
   const size_t base = out->size();
   out->resize(base + n);
-  int64_t ts = bucket_start;
+  int64_t ts = tile_start;
   uint64_t id = 0;
   for (size_t i = 0; i < n; ++i) {
     TileRow& r = (*out)[base + i];

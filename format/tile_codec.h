@@ -1,7 +1,7 @@
 // Encoding of one tile (format/tracetable.proto: Tile) from rows and back.
 //
 // Rows are columnar and delta-varint coded: ts as zigzag deltas from the
-// previous row (the first from the bucket start), ids as zigzag deltas, other
+// previous row (the first from the tile start), ids as zigzag deltas, other
 // columns as plain varints. A column whose rows all hold the default value is
 // left empty, so a tile of plain slices pays nothing for flows or counters.
 #ifndef TRACETABLE_FORMAT_TILE_CODEC_H_
@@ -39,12 +39,12 @@ struct TileRow {
 };
 
 // Serializes rows into a Tile. `summary` tiles carry count/covered/longest.
-std::string EncodeTile(const std::vector<TileRow>& rows, int64_t bucket_start,
+std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
                        bool summary);
 
 // Appends the rows of an encoded tile to `out`. Fails on a value that does
 // not parse or whose columns disagree in length.
-absl::Status DecodeTile(std::string_view bytes, int64_t bucket_start,
+absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
                         std::vector<TileRow>* out);
 
 }  // namespace tracetable

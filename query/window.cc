@@ -18,15 +18,6 @@ bool Overlaps(const TileRow& r, int64_t start, int64_t end) {
   return r.ts <= end && r.ts + r.dur >= start;
 }
 
-// Bucket range [first, last] of `level` holding starts in [from, to].
-std::pair<uint64_t, uint64_t> Buckets(const Table& t, int level, int64_t from, int64_t to) {
-  const int64_t w = BucketWidth(level);
-  const int64_t base = t.meta().min_ts();
-  int64_t first = std::max<int64_t>(0, FloorDiv(from - base, w));
-  int64_t last = std::max<int64_t>(0, FloorDiv(to - base, w));
-  return {static_cast<uint64_t>(first), static_cast<uint64_t>(last)};
-}
-
 void Fold(TileRow* agg, const TileRow& item) {
   const int64_t end = std::max(agg->ts + agg->dur, item.ts + item.dur);
   agg->ts = std::min(agg->ts, item.ts);
@@ -103,9 +94,8 @@ class TrackQuery {
         from = std::min(from, qfirst_ts);
         to = qlast_ts;
       }
-      auto [first, last] = Buckets(t_, c, from, to);
       rows.clear();
-      if (absl::Status s = t_.ReadTiles(track, TileSection::kEvents, c, first, last, &rows,
+      if (absl::Status s = t_.ReadTiles(track, TileSection::kEvents, c, from, to, &rows,
                                         &out_->stats);
           !s.ok()) {
         return s;
@@ -120,9 +110,8 @@ class TrackQuery {
     }
     if (level_ == 0) return absl::OkStatus();
 
-    auto [first, last] = Buckets(t_, level_, qfirst_ts, qlast_ts);
     rows.clear();
-    if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, level_, first, last,
+    if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, level_, qfirst_ts, qlast_ts,
                                       &rows, &out_->stats);
         !s.ok()) {
       return s;
@@ -144,8 +133,7 @@ class TrackQuery {
     const int64_t base = t_.meta().min_ts();
     const int64_t from = level_ == 0 ? req_.start : base + FloorDiv(req_.start - base, q_) * q_;
     const int64_t to = level_ == 0 ? req_.end : base + (FloorDiv(req_.end - base, q_) + 1) * q_ - 1;
-    auto [first, last] = Buckets(t_, level_, from, to);
-    if (absl::Status s = t_.ReadTiles(track, section, level_, first, last, &rows, &out_->stats);
+    if (absl::Status s = t_.ReadTiles(track, section, level_, from, to, &rows, &out_->stats);
         !s.ok()) {
       return s;
     }

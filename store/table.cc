@@ -76,20 +76,31 @@ absl::Status Table::Load() {
   return absl::OkStatus();
 }
 
-int64_t Table::BucketStart(int level, uint64_t bucket) const {
-  return meta_.min_ts() + static_cast<int64_t>(bucket) * BucketWidth(level);
-}
-
 absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
-                              uint64_t first, uint64_t last,
+                              int64_t from, int64_t to,
                               std::vector<TileRow>* rows, ReadStats* stats) const {
-  TileKey key{track, section, static_cast<uint8_t>(level), first};
+  if (to < from) return absl::OkStatus();
+  auto offset = [this](int64_t t) {
+    return t <= meta_.min_ts() ? uint64_t{0} : static_cast<uint64_t>(t - meta_.min_ts());
+  };
+  TileKey key{track, section, static_cast<uint8_t>(level), 0};
+  const std::string first = EncodeTileKey(key);
+  key.start = offset(from);
   const std::string begin = EncodeTileKey(key);
-  key.bucket = last;
+  key.start = offset(to);
   const std::string end = EncodeTileKey(key);
   leveldb::ReadOptions ro;
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(ro));
-  for (it->Seek(begin); it->Valid(); it->Next()) {
+  // The tile before the first one starting at or after `from` may hold rows
+  // in range too.
+  it->Seek(begin);
+  if (it->Valid()) {
+    it->Prev();
+  } else {
+    it->SeekToLast();
+  }
+  if (!it->Valid() || std::string_view(it->key().data(), it->key().size()) < first) it->Seek(first);
+  for (; it->Valid(); it->Next()) {
     leveldb::Slice k = it->key();
     if (std::string_view(k.data(), k.size()) > end) break;
     TileKey tk;
@@ -102,10 +113,10 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
       stats->bytes += v.size();
     }
     absl::Status s = DecodeTile(std::string_view(v.data(), v.size()),
-                                BucketStart(level, tk.bucket), rows);
+                                TileStart(tk), rows);
     if (!s.ok()) {
       return absl::DataLossError(absl::StrCat(path_, ": tile of track ", track, " level ",
-                                              level, " bucket ", tk.bucket, ": ", s.message()));
+                                              level, " at ", tk.start, ": ", s.message()));
     }
   }
   if (!it->status().ok()) {

@@ -52,13 +52,16 @@ class Table {
   }
   size_t num_strings() const { return strings_.size(); }
 
-  // Start time of a bucket of `level` (relative ps).
-  int64_t BucketStart(int level, uint64_t bucket) const;
+  // Start time (relative ps) of a tile.
+  int64_t TileStart(const TileKey& key) const {
+    return meta_.min_ts() + static_cast<int64_t>(key.start);
+  }
 
-  // Appends the rows of the tiles of (track, section, level) whose bucket is
-  // in [first, last].
+  // Appends the rows of (track, section, level) from every tile that may hold
+  // a row starting in [from, to]: the tiles starting in that range and the
+  // one before. Callers filter rows by time.
   absl::Status ReadTiles(uint32_t track, TileSection section, int level,
-                         uint64_t first, uint64_t last,
+                         int64_t from, int64_t to,
                          std::vector<TileRow>* rows, ReadStats* stats) const;
 
   // The JSON arguments of an event, or NotFound.

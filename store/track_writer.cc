@@ -157,11 +157,9 @@ absl::Status TrackWriter::CloseBin(int k) {
 
 absl::Status TrackWriter::AppendRow(int k, bool summary, const TileRow& row) {
   Level& tile = summary ? levels_[k] : event_tiles_[k];
-  const int64_t bucket = (row.ts - min_ts_) / BucketWidth(k);
-  if (tile.bucket != bucket && !tile.rows.empty()) {
+  if (tile.rows.size() >= kMaxRowsPerTile) {
     if (absl::Status s = FlushTile(k, summary); !s.ok()) return s;
   }
-  tile.bucket = bucket;
   tile.rows.push_back(row);
   return absl::OkStatus();
 }
@@ -173,8 +171,8 @@ absl::Status TrackWriter::FlushTile(int k, bool summary) {
   key.track = track_;
   key.section = summary ? TileSection::kSummaries : TileSection::kEvents;
   key.level = static_cast<uint8_t>(k);
-  key.bucket = static_cast<uint64_t>(tile.bucket);
-  const int64_t start = min_ts_ + tile.bucket * BucketWidth(k);
+  const int64_t start = tile.rows.front().ts;
+  key.start = static_cast<uint64_t>(start - min_ts_);
   std::string value = EncodeTile(tile.rows, start, summary);
   tile.rows.clear();
   return put_(EncodeTileKey(key), std::move(value));

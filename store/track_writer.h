@@ -25,7 +25,7 @@ class TrackWriter {
  public:
   using PutFn = std::function<absl::Status(std::string key, std::string value)>;
 
-  // min_ts: the table's time base, bucket 0 starts there.
+  // min_ts: the table's time base; tile keys hold starts relative to it.
   TrackWriter(uint32_t track, bool counter, int num_levels, int64_t min_ts,
               PutFn put);
 
@@ -40,7 +40,6 @@ class TrackWriter {
     int64_t bin_end = 0;    // first ts past the open bin
     absl::flat_hash_map<uint64_t, TileRow> open;  // (kind group, lane) -> aggregate
     std::vector<TileRow> counter_open;            // counters: candidate samples
-    int64_t bucket = -1;
     std::vector<TileRow> rows;                    // rows of the open tile
   };
 
@@ -56,7 +55,7 @@ class TrackWriter {
   int64_t min_ts_;
   PutFn put_;
   LaneLayout layout_;
-  std::vector<Level> event_tiles_;  // per class: bucket + rows
+  std::vector<Level> event_tiles_;  // per class: the open tile's rows
   std::vector<Level> levels_;       // per level: bins + summary tile
   std::vector<proto::ClassExtent> extents_;
   uint64_t num_events_ = 0;

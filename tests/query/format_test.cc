@@ -138,7 +138,7 @@ class BuilderTest : public ::testing::Test {
   std::vector<TileRow> AllRows(const Table& t, uint32_t track) {
     std::vector<TileRow> rows;
     for (int c = 0; c < static_cast<int>(t.meta().num_levels()); ++c) {
-      EXPECT_TRUE(t.ReadTiles(track, TileSection::kEvents, c, 0, UINT64_MAX, &rows, nullptr).ok());
+      EXPECT_TRUE(t.ReadTiles(track, TileSection::kEvents, c, INT64_MIN, INT64_MAX, &rows, nullptr).ok());
     }
     std::sort(rows.begin(), rows.end(), [](const TileRow& a, const TileRow& b) { return a.ts < b.ts; });
     return rows;
