@@ -1,6 +1,7 @@
 #include "ingest/chrome_json/event_parser.h"
 
 #include <cctype>
+#include <optional>
 #include <utility>
 
 #include "ingest/chrome_json/str.h"
@@ -94,6 +95,43 @@ bool IsJsonNumber(std::string_view t) {
   return i == n;
 }
 
+}  // namespace
+
+std::optional<NsPs> FastMicros(std::string_view t) {
+  size_t i = 0;
+  const size_t n = t.size();
+  uint64_t whole = 0;
+  int whole_digits = 0;
+  for (; i < n && IsDigit(t[i]); ++i) {
+    if (++whole_digits > 15) return std::nullopt;  // keeps whole * 1000 in int64
+    whole = whole * 10 + static_cast<uint64_t>(t[i] - '0');
+  }
+  if (whole_digits == 0) return std::nullopt;
+  uint64_t frac = 0;  // the first 6 fraction digits: picoseconds
+  int frac_digits = 0;
+  if (i < n) {
+    if (t[i] != '.') return std::nullopt;  // exponent: the general parser
+    const size_t start = ++i;
+    for (; i < n && IsDigit(t[i]); ++i) {
+      if (frac_digits < 6) {
+        frac = frac * 10 + static_cast<uint64_t>(t[i] - '0');
+        ++frac_digits;
+      }
+    }
+    if (i == start || i != n) return std::nullopt;
+  }
+  for (; frac_digits < 6; ++frac_digits) frac *= 10;
+  return NsPs{static_cast<int64_t>(whole * 1000 + frac / 1000),
+              static_cast<int32_t>(frac % 1000)};
+}
+
+absl::StatusOr<NsPs> ParseMicrosText(std::string_view t) {
+  if (std::optional<NsPs> fast = FastMicros(t)) return *fast;
+  return ParseMicros(t);
+}
+
+namespace {
+
 // "-12", "7": what IdToken calls a number.
 bool IsIntegerText(std::string_view t) {
   size_t i = (!t.empty() && t[0] == '-') ? 1 : 0;
@@ -117,6 +155,19 @@ error_code FieldKey(od::field& f, std::string_view* out) {
   return f.unescaped_key().get(*out);
 }
 
+// A string value without copying it when it has no escapes (most names
+// and categories); stage 1 already checked its UTF-8 and control bytes.
+error_code StringValue(od::value& v, std::string_view* out) {
+  const char* raw = v.raw_json_token().data() + 1;  // after the quote
+  const char* q = raw;
+  while (*q != '"' && *q != '\\') ++q;
+  if (*q == '\\') return v.get_string().get(*out);
+  od::raw_json_string unused;
+  if (auto e = v.get_raw_json_string().get(unused)) return e;
+  *out = std::string_view(raw, static_cast<size_t>(q - raw));
+  return simdjson::SUCCESS;
+}
+
 bool IsEmptyObject(std::string_view obj) {
   for (char c : obj.substr(1, obj.size() - 2)) {
     if (!IsJsonSpace(c)) return false;
@@ -127,7 +178,7 @@ bool IsEmptyObject(std::string_view obj) {
 }  // namespace
 
 EventParser::EventParser(EventSink* sink, const InputErrorContext* errors)
-    : sink_(sink), errors_(errors) {}
+    : sink_(sink), errors_(errors), strings_(sink), threads_(sink) {}
 
 // ---------------------------------------------------------------- errors
 
@@ -242,7 +293,7 @@ absl::Status EventParser::ReadText(Ondemand& v, std::string_view* out) {
   error_code e = simdjson::SUCCESS;
   switch (t) {
     case od::json_type::string:
-      e = v.get_string().get(*out);
+      e = StringValue(v, out);
       break;
     case od::json_type::null:
       *out = std::string_view();
@@ -276,7 +327,7 @@ absl::Status EventParser::ReadId(Ondemand& v, std::string_view* out,
   }
   if (t == od::json_type::string) {
     *is_number = false;
-    if (auto e = v.get_string().get(*out)) return SimdError(e, at);
+    if (auto e = StringValue(v, out)) return SimdError(e, at);
     return absl::OkStatus();
   }
   // null, bool, object, array: not an id; keep the default.
@@ -391,8 +442,8 @@ absl::Status EventParser::Skim(Ondemand& v, int depth) {
       break;
     }
     case od::json_type::string: {
-      std::string_view s;  // converting validates the escapes
-      e = v.get_string().get(s);
+      std::string_view s;  // validates the escapes, if any
+      e = StringValue(v, &s);
       break;
     }
     case od::json_type::number: {
@@ -419,7 +470,7 @@ absl::Status EventParser::Skim(Ondemand& v, int depth) {
 
 absl::StatusOr<int64_t> EventParser::RelativeTime(const TimeField& f,
                                                   std::string_view key) {
-  absl::StatusOr<NsPs> t = ParseMicros(f.text);
+  absl::StatusOr<NsPs> t = ParseMicrosText(f.text);
   if (!t.ok()) {
     return ErrorAt(f.at,
                    Cat("a number of microseconds for \"", key,
@@ -439,7 +490,7 @@ absl::StatusOr<int64_t> EventParser::RelativeTime(const TimeField& f,
 
 absl::StatusOr<int64_t> EventParser::DurationPs(const TimeField& f,
                                                 std::string_view key) {
-  absl::StatusOr<NsPs> t = ParseMicros(f.text);
+  absl::StatusOr<NsPs> t = ParseMicrosText(f.text);
   __int128 ps = 0;
   if (t.ok()) ps = static_cast<__int128>(t->ns) * 1000 + t->ps;
   if (!t.ok() || ps > INT64_MAX || ps < INT64_MIN) {
@@ -459,18 +510,7 @@ absl::Status EventParser::Add(const Event& e) {
 }
 
 uint32_t EventParser::ThreadTrackFor(const RawEvent& ev) {
-  if (have_last_ && last_pid_num_ == ev.pid.is_number &&
-      last_tid_num_ == ev.tid.is_number && last_pid_ == ev.pid.text &&
-      last_tid_ == ev.tid.text) {
-    return last_track_;
-  }
-  last_track_ = sink_->ThreadTrack(ev.pid, ev.tid);
-  last_pid_.assign(ev.pid.text);
-  last_tid_.assign(ev.tid.text);
-  last_pid_num_ = ev.pid.is_number;
-  last_tid_num_ = ev.tid.is_number;
-  have_last_ = true;
-  return last_track_;
+  return threads_.Track(ev.pid, ev.tid);
 }
 
 bool EventParser::IdKey(const RawEvent& ev, std::string* out) const {
@@ -542,8 +582,8 @@ absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
   e.kind = kind;
   e.track = ThreadTrackFor(ev);
   e.ts = *ts;
-  e.name = sink_->Intern(ev.name);
-  e.cat = sink_->Intern(ev.cat);
+  e.name = strings_.Intern(ev.name);
+  e.cat = strings_.Intern(ev.cat);
   e.flags = flags;
   e.args_json = ArgsJson(ev);
   if (kind == EventKind::kBegin && (ev.flow_in || ev.flow_out)) {
@@ -570,7 +610,7 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
   // tdur/tts (thread time) have no column in the event model; they are
   // validated (bad text is an error) but not stored.
   for (const auto& [f, key] : {std::pair{&ev.tdur, "tdur"}, std::pair{&ev.tts, "tts"}}) {
-    if (f->present && !ParseMicros(f->text).ok()) {
+    if (f->present && !ParseMicrosText(f->text).ok()) {
       return ErrorAt(f->at, Cat("a number of microseconds for \"", key, "\""),
                      Quote(f->text));
     }
@@ -580,8 +620,8 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
   e.track = ThreadTrackFor(ev);
   e.ts = *ts;
   e.dur = dur;
-  e.name = sink_->Intern(ev.name);
-  e.cat = sink_->Intern(ev.cat);
+  e.name = strings_.Intern(ev.name);
+  e.cat = strings_.Intern(ev.cat);
   e.args_json = ArgsJson(ev);
   if (ev.flow_in || ev.flow_out) {
     std::string_view id = ev.has_bind_id ? ev.bind_id : ev.id;
@@ -619,7 +659,7 @@ absl::Status EventParser::EmitCounters(const RawEvent& ev) {
   Event e;
   e.kind = EventKind::kCounter;
   e.ts = *ts;
-  e.cat = sink_->Intern(ev.cat);
+  e.cat = strings_.Intern(ev.cat);
   int values = 0;
   for (auto fr : *obj) {
     od::field f;
@@ -637,7 +677,7 @@ absl::Status EventParser::EmitCounters(const RawEvent& ev) {
     const char* at = f.value().raw_json_token().data();
     if ((err = f.value().get_double().get(e.value))) return SimdError(err, at);
     e.track = sink_->CounterTrack(ev.pid, key_buf_, series);
-    e.name = sink_->Intern(series);  // event.h: for counters, the series
+    e.name = strings_.Intern(series);  // event.h: for counters, the series
     ++values;
     if (absl::Status s = Add(e); !s.ok()) return s;
   }
@@ -715,8 +755,8 @@ absl::Status EventParser::EmitFlow(const RawEvent& ev, EventKind kind) {
   e.kind = kind;
   e.track = ThreadTrackFor(ev);
   e.ts = *ts;
-  e.name = sink_->Intern(ev.name);
-  e.cat = sink_->Intern(ev.cat);
+  e.name = strings_.Intern(ev.name);
+  e.cat = strings_.Intern(ev.cat);
   e.flags = flags;
   e.flow_id = sink_->Intern(key_buf_);
   e.args_json = ArgsJson(ev);
@@ -741,8 +781,8 @@ absl::Status EventParser::EmitAsync(const RawEvent& ev, EventKind kind,
   e.kind = kind;
   e.track = sink_->AsyncTrack(ev.pid, ev.name);
   e.ts = *ts;
-  e.name = sink_->Intern(ev.name);
-  e.cat = sink_->Intern(ev.cat);
+  e.name = strings_.Intern(ev.name);
+  e.cat = strings_.Intern(ev.cat);
   e.flow_id = sink_->Intern(key_buf_);
   e.args_json = ArgsJson(ev);
   return Add(e);

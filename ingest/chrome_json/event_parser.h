@@ -20,15 +20,24 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "format/time.h"
 #include "ingest/chrome_json/input_error.h"
+#include "ingest/chrome_json/lookup_cache.h"
 #include "store/event_sink.h"
 
 namespace tracetable::chrome_json {
+
+// ParseMicros with a fast path for plain "digits[.digits]" text (almost
+// every ts and dur). Same results as ParseMicros for every input.
+absl::StatusOr<NsPs> ParseMicrosText(std::string_view text);
+// The fast path alone: nullopt when the text needs the general parser.
+std::optional<NsPs> FastMicros(std::string_view text);
 
 class EventParser {
  public:
@@ -119,10 +128,8 @@ class EventParser {
   const char* alloc_end_ = nullptr;
   uint64_t offset_ = 0;          // stream offset of text_[0]
 
-  // One-entry cache: consecutive events are usually on the same thread.
-  std::string last_pid_, last_tid_;
-  bool last_pid_num_ = false, last_tid_num_ = false, have_last_ = false;
-  uint32_t last_track_ = 0;
+  InternCache strings_;
+  ThreadTrackCache threads_;
 
   std::string key_buf_;  // scratch for match keys and counter names
   uint64_t events_added_ = 0;

@@ -1,10 +1,15 @@
 #include "ingest/chrome_json/json_scan.h"
 
 #include <array>
+#include <cstring>
 #include <cctype>
 #include <vector>
 
 #include "ingest/chrome_json/input_error.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tracetable::chrome_json {
 namespace {
@@ -43,22 +48,10 @@ size_t ScanScalar(ScanState& st, const char* p, size_t n) {
   return n;
 }
 
-}  // namespace
-
-size_t ScanValue(ScanState& st, const char* p, size_t n) {
+// Byte-at-a-time scan; used for strings at depth 0 and where no SIMD is
+// available.
+size_t ScanBytes(ScanState& st, const char* p, size_t n) {
   size_t i = 0;
-  if (!st.started && n > 0) {
-    st.started = true;
-    if (p[0] == '"') {
-      st.in_string = true;
-      i = 1;
-    } else if (p[0] != '{' && p[0] != '[') {
-      st.scalar = true;
-    }
-  }
-  if (st.scalar) return ScanScalar(st, p, n);
-  // The hot loop of the reader: runs over every byte of every event. Table
-  // lookups skip the bytes that cannot change the state.
   while (i < n) {
     if (st.in_string) {
       if (st.escape) {
@@ -97,6 +90,140 @@ size_t ScanValue(ScanState& st, const char* p, size_t n) {
     }
   }
   return n;
+}
+
+#if defined(__SSE2__)
+// The classification of 64 input bytes as bit masks (bit k = byte k).
+struct BlockMasks {
+  uint64_t quote, backslash, open, close;
+};
+
+inline uint64_t Movemask(__m128i v) {
+  return static_cast<uint32_t>(_mm_movemask_epi8(v));
+}
+
+inline BlockMasks Classify64(const char* p) {
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  // '{' | 0x20 == '{' and '[' | 0x20 == '{'; the same for '}' and ']'.
+  const __m128i lower = _mm_set1_epi8(0x20);
+  const __m128i open = _mm_set1_epi8('{');
+  const __m128i close = _mm_set1_epi8('}');
+  BlockMasks m{0, 0, 0, 0};
+  for (int k = 0; k < 4; ++k) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    __m128i folded = _mm_or_si128(v, lower);
+    m.quote |= Movemask(_mm_cmpeq_epi8(v, quote)) << (16 * k);
+    m.backslash |= Movemask(_mm_cmpeq_epi8(v, backslash)) << (16 * k);
+    m.open |= Movemask(_mm_cmpeq_epi8(folded, open)) << (16 * k);
+    m.close |= Movemask(_mm_cmpeq_epi8(folded, close)) << (16 * k);
+  }
+  return m;
+}
+
+// Bits of characters escaped by a backslash (simdjson's branchless method):
+// a run of backslashes escapes the character after it if its length is odd.
+// `carry` says the first byte of the block is escaped, and is updated.
+inline uint64_t EscapedBits(uint64_t backslash, bool& carry) {
+  const uint64_t prev = carry ? 1 : 0;
+  backslash &= ~prev;
+  const uint64_t follows_escape = backslash << 1 | prev;
+  const uint64_t even_bits = 0x5555555555555555ULL;
+  const uint64_t odd_starts = backslash & ~even_bits & ~follows_escape;
+  uint64_t even_starts;
+  carry = __builtin_add_overflow(odd_starts, backslash, &even_starts);
+  const uint64_t invert = even_starts << 1;
+  return (even_bits ^ invert) & follows_escape;
+}
+
+inline uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+// Scans one 64-byte block of a container whose state is `st`. `valid` is
+// how many bytes are real (the rest is padding). Returns the byte count up
+// to and including the closing bracket, or `valid` if the value goes on.
+inline size_t ScanBlock(ScanState& st, const char* p, size_t valid) {
+  BlockMasks m = Classify64(p);
+  bool carry = st.escape;
+  const uint64_t escaped = EscapedBits(m.backslash, carry);
+  const uint64_t quotes = m.quote & ~escaped;
+  // Bit k set: byte k is inside a string (opening quote included).
+  const uint64_t in_string = PrefixXor(quotes) ^ (st.in_string ? ~0ULL : 0ULL);
+  uint64_t brackets = (m.open | m.close) & ~in_string;
+  const uint64_t valid_mask = valid == 64 ? ~0ULL : ((1ULL << valid) - 1);
+  brackets &= valid_mask;
+  while (brackets != 0) {
+    const int k = __builtin_ctzll(brackets);
+    brackets &= brackets - 1;
+    if ((m.open >> k) & 1) {
+      ++st.depth;
+    } else if (st.depth <= 1) {
+      st.depth = 0;
+      st.done = true;
+      st.in_string = false;
+      st.escape = false;
+      return static_cast<size_t>(k) + 1;
+    } else {
+      --st.depth;
+    }
+  }
+  if (valid == 64) {
+    st.in_string = (in_string >> 63) & 1;
+    st.escape = carry;
+  } else {
+    // Padding bytes hold no quotes, so the string state at the last real
+    // byte carries over; an escape pending there shows on the first pad.
+    st.in_string = (in_string >> (valid - 1)) & 1;
+    st.escape = (escaped >> valid) & 1;
+  }
+  return valid;
+}
+
+size_t ScanContainer(ScanState& st, const char* p, size_t n) {
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    size_t used = ScanBlock(st, p + i, 64);
+    if (st.done) return i + used;
+  }
+  if (i < n) {
+    alignas(16) char tail[64];
+    std::memset(tail, ' ', sizeof tail);
+    std::memcpy(tail, p + i, n - i);
+    size_t used = ScanBlock(st, tail, n - i);
+    if (st.done) return i + used;
+  }
+  return n;
+}
+#endif  // __SSE2__
+
+}  // namespace
+
+size_t ScanValue(ScanState& st, const char* p, size_t n) {
+  size_t i = 0;
+  if (!st.started && n > 0) {
+    st.started = true;
+    if (p[0] == '"') {
+      st.in_string = true;
+      i = 1;
+    } else if (p[0] != '{' && p[0] != '[') {
+      st.scalar = true;
+    }
+  }
+  if (st.scalar) return ScanScalar(st, p, n);
+  if (st.depth == 0 && i == 1) return 1 + ScanBytes(st, p + 1, n - 1);
+  if (st.depth == 0 && st.in_string) return ScanBytes(st, p, n);
+#if defined(__SSE2__)
+  return ScanContainer(st, p, n);
+#else
+  return ScanBytes(st, p, n);
+#endif
 }
 
 namespace {

@@ -2,10 +2,13 @@
 // independent judge of what is valid JSON.
 #include <simdjson.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "format/time.h"
+#include "ingest/chrome_json/event_parser.h"
 #include "ingest/chrome_json/json_scan.h"
 
 namespace tracetable::chrome_json {
@@ -96,6 +99,37 @@ TEST(JsonScan, Utf8Locator) {
   EXPECT_EQ(FindInvalidUtf8("a\xc0\x80"), 1u);      // overlong
   EXPECT_EQ(FindInvalidUtf8("a\xed\xa0\x80"), 1u);  // surrogate
   EXPECT_EQ(FindInvalidUtf8("a\xe2\x82"), 1u);      // cut
+}
+
+// The fast time path must agree with format/time.h's ParseMicros exactly.
+TEST(FastMicros, AgreesWithParseMicros) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> texts = {"0", "1", "0.5", "1680000000000.123456",
+                                    "1680000000000.1234569", "999999999999999.999999",
+                                    "9999999999999999", "1.", ".5", "1e3", "-1.5", "00.1",
+                                    "12.3456789012", "0.000001", "0.0000009", "1.5x", ""};
+  for (int i = 0; i < 20000; ++i) {
+    std::string t = std::to_string(rng() % 10000000000000000ULL >> (rng() % 60));
+    if (rng() % 2) {
+      t += ".";
+      int digits = static_cast<int>(rng() % 12);
+      for (int k = 0; k < digits; ++k) t += static_cast<char>('0' + rng() % 10);
+    }
+    texts.push_back(t);
+  }
+  int fast = 0;
+  for (const std::string& t : texts) {
+    SCOPED_TRACE(t);
+    absl::StatusOr<NsPs> want = ParseMicros(t);
+    absl::StatusOr<NsPs> got = ParseMicrosText(t);
+    ASSERT_EQ(got.ok(), want.ok());
+    if (want.ok()) {
+      EXPECT_EQ(got->ns, want->ns);
+      EXPECT_EQ(got->ps, want->ps);
+    }
+    fast += FastMicros(t).has_value();
+  }
+  EXPECT_GT(fast, 15000);  // the fast path is actually taken
 }
 
 }  // namespace
