@@ -1,6 +1,7 @@
 #include "ingest/chrome_json/event_parser.h"
 
 #include <cctype>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -20,6 +21,56 @@ enum class Key : uint8_t {
   kOther, kPh, kName, kCat, kTs, kDur, kTdur, kTts, kPid, kTid, kId, kId2,
   kBindId, kFlowIn, kFlowOut, kS, kBp, kScope, kArgs,
 };
+
+// Classifies a key from its raw bytes (k points after the opening quote)
+// without measuring it first: the byte after a known name must be the
+// closing quote. Returns kOther for unknown or escaped keys.
+Key ClassifyRaw(const char* k) {
+  auto is = [k](const char* name, size_t n) {
+    return std::memcmp(k, name, n) == 0 && k[n] == '"';
+  };
+  switch (k[0]) {
+    case 'p':
+      if (is("ph", 2)) return Key::kPh;
+      if (is("pid", 3)) return Key::kPid;
+      break;
+    case 't':
+      if (is("ts", 2)) return Key::kTs;
+      if (is("tid", 3)) return Key::kTid;
+      if (is("tts", 3)) return Key::kTts;
+      if (is("tdur", 4)) return Key::kTdur;
+      break;
+    case 'n':
+      if (is("name", 4)) return Key::kName;
+      break;
+    case 'c':
+      if (is("cat", 3)) return Key::kCat;
+      break;
+    case 'd':
+      if (is("dur", 3)) return Key::kDur;
+      break;
+    case 'a':
+      if (is("args", 4)) return Key::kArgs;
+      break;
+    case 'i':
+      if (is("id", 2)) return Key::kId;
+      if (is("id2", 3)) return Key::kId2;
+      break;
+    case 's':
+      if (is("s", 1)) return Key::kS;
+      if (is("scope", 5)) return Key::kScope;
+      break;
+    case 'b':
+      if (is("bp", 2)) return Key::kBp;
+      if (is("bind_id", 7)) return Key::kBindId;
+      break;
+    case 'f':
+      if (is("flow_in", 7)) return Key::kFlowIn;
+      if (is("flow_out", 8)) return Key::kFlowOut;
+      break;
+  }
+  return Key::kOther;
+}
 
 Key Classify(std::string_view k) {
   switch (k.size()) {
@@ -98,29 +149,36 @@ bool IsJsonNumber(std::string_view t) {
 }  // namespace
 
 std::optional<NsPs> FastMicros(std::string_view t) {
-  size_t i = 0;
-  const size_t n = t.size();
-  uint64_t whole = 0;
-  int whole_digits = 0;
-  for (; i < n && IsDigit(t[i]); ++i) {
-    if (++whole_digits > 15) return std::nullopt;  // keeps whole * 1000 in int64
-    whole = whole * 10 + static_cast<uint64_t>(t[i] - '0');
+  static constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+  const char* p = t.data();
+  const char* const end = p + t.size();
+  const char* q = p;
+  uint64_t whole = 0;  // may wrap past 20 digits; rejected below anyway
+  for (; q < end; ++q) {
+    const unsigned d = static_cast<unsigned char>(*q) - unsigned{'0'};
+    if (d > 9) break;
+    whole = whole * 10 + d;
   }
-  if (whole_digits == 0) return std::nullopt;
-  uint64_t frac = 0;  // the first 6 fraction digits: picoseconds
-  int frac_digits = 0;
-  if (i < n) {
-    if (t[i] != '.') return std::nullopt;  // exponent: the general parser
-    const size_t start = ++i;
-    for (; i < n && IsDigit(t[i]); ++i) {
-      if (frac_digits < 6) {
-        frac = frac * 10 + static_cast<uint64_t>(t[i] - '0');
-        ++frac_digits;
-      }
+  const size_t whole_digits = static_cast<size_t>(q - p);
+  // At most 15 digits keeps whole * 1000 + 999 inside int64.
+  if (whole_digits == 0 || whole_digits > 15) return std::nullopt;
+  uint64_t frac = 0;  // picoseconds: the first 6 fraction digits
+  if (q < end) {
+    if (*q != '.') return std::nullopt;  // an exponent: the general parser
+    const char* const frac_start = ++q;
+    const char* const frac_end = end - frac_start > 6 ? frac_start + 6 : end;
+    for (; q < frac_end; ++q) {
+      const unsigned d = static_cast<unsigned char>(*q) - unsigned{'0'};
+      if (d > 9) return std::nullopt;
+      frac = frac * 10 + d;
     }
-    if (i == start || i != n) return std::nullopt;
+    const size_t frac_digits = static_cast<size_t>(q - frac_start);
+    if (frac_digits == 0) return std::nullopt;
+    for (; q < end; ++q) {  // digits below a picosecond are truncated
+      if (static_cast<unsigned>(static_cast<unsigned char>(*q) - '0') > 9) return std::nullopt;
+    }
+    frac *= kPow10[6 - frac_digits];
   }
-  for (; frac_digits < 6; ++frac_digits) frac *= 10;
   return NsPs{static_cast<int64_t>(whole * 1000 + frac / 1000),
               static_cast<int32_t>(frac % 1000)};
 }
@@ -132,22 +190,40 @@ absl::StatusOr<NsPs> ParseMicrosText(std::string_view t) {
 
 namespace {
 
-// "-12", "7": what IdToken calls a number.
-bool IsIntegerText(std::string_view t) {
+// "-12", "7" (JSON integers, no leading zeros): what IdToken calls a number.
+bool IsJsonInteger(std::string_view t) {
   size_t i = (!t.empty() && t[0] == '-') ? 1 : 0;
   if (i >= t.size()) return false;
+  if (t[i] == '0') return i + 1 == t.size();
   for (; i < t.size(); ++i) {
     if (!IsDigit(t[i])) return false;
   }
   return true;
 }
 
+// The first '"' or '\\' at or after p, 8 bytes at a time. Callers stay
+// inside a validated string, so one of them comes before the end of the
+// text, and the window's padding keeps the 8-byte reads in bounds.
+inline const char* FindQuoteOrBackslash(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  while (true) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t q = w ^ (kOnes * '"');
+    const uint64_t b = w ^ (kOnes * '\\');
+    // Zero bytes of q or b are matches; the lowest flagged byte is exact.
+    const uint64_t m = (((q - kOnes) & ~q) | ((b - kOnes) & ~b)) & kHigh;
+    if (m != 0) return p + (__builtin_ctzll(m) >> 3);
+    p += 8;
+  }
+}
+
 // The key of a field without copying it when it has no escapes (keys
 // almost never do).
 error_code FieldKey(od::field& f, std::string_view* out) {
   const char* raw = f.key().raw();
-  const char* q = raw;
-  while (*q != '"' && *q != '\\') ++q;  // the key is a validated string
+  const char* q = FindQuoteOrBackslash(raw);
   if (*q == '"') {
     *out = std::string_view(raw, static_cast<size_t>(q - raw));
     return simdjson::SUCCESS;
@@ -159,8 +235,7 @@ error_code FieldKey(od::field& f, std::string_view* out) {
 // and categories); stage 1 already checked its UTF-8 and control bytes.
 error_code StringValue(od::value& v, std::string_view* out) {
   const char* raw = v.raw_json_token().data() + 1;  // after the quote
-  const char* q = raw;
-  while (*q != '"' && *q != '\\') ++q;
+  const char* q = FindQuoteOrBackslash(raw);
   if (*q == '\\') return v.get_string().get(*out);
   od::raw_json_string unused;
   if (auto e = v.get_raw_json_string().get(unused)) return e;
@@ -251,10 +326,15 @@ absl::Status EventParser::Parse(const char* p, size_t n, const char* alloc_end,
 }
 
 absl::Status EventParser::ReadField(od::field& f, RawEvent& ev) {
-  std::string_view key;
-  if (auto e = FieldKey(f, &key)) return SimdError(e, f.key().raw());
+  Key kind = ClassifyRaw(f.key().raw());
+  if (kind == Key::kOther) {
+    // Unknown, or a known key spelled with escapes ("p\u0068").
+    std::string_view key;
+    if (auto e = FieldKey(f, &key)) return SimdError(e, f.key().raw());
+    kind = Classify(key);
+  }
   od::value& v = f.value();
-  switch (Classify(key)) {
+  switch (kind) {
     case Key::kPh: return ReadText(v, &ev.ph);
     case Key::kName: return ReadText(v, &ev.name);
     case Key::kCat: return ReadText(v, &ev.cat);
@@ -314,7 +394,7 @@ absl::Status EventParser::ReadId(Ondemand& v, std::string_view* out,
   if (auto e = v.type().get(t)) return SimdError(e, at);
   if (t == od::json_type::number) {
     std::string_view text = TrimRight(v.raw_json_token());
-    if (IsIntegerText(text) && IsJsonNumber(text)) {
+    if (IsJsonInteger(text)) {
       *out = text;
       *is_number = true;
       return absl::OkStatus();
@@ -342,8 +422,16 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
   switch (t) {
     case od::json_type::number: {
       std::string_view text = TrimRight(v.raw_json_token());
-      if (!IsJsonNumber(text)) return ErrorAt(at, "a JSON number", Quote(text));
       *out = TimeField{text, at, true};
+      // The fast path accepts only JSON-valid text (but for leading zeros),
+      // so the general syntax check is needed only when it declines.
+      if (std::optional<NsPs> fast = FastMicros(text);
+          fast && (text.size() < 2 || text[0] != '0' || text[1] == '.')) {
+        out->parsed = true;
+        out->value = *fast;
+        return absl::OkStatus();
+      }
+      if (!IsJsonNumber(text)) return ErrorAt(at, "a JSON number", Quote(text));
       return absl::OkStatus();
     }
     case od::json_type::string: {
@@ -406,10 +494,14 @@ absl::Status EventParser::ReadArgs(Ondemand& v, RawEvent& ev) {
   if (t == od::json_type::object) {
     // On-Demand has no raw text for objects; the extent comes from the same
     // scanner that delimits events, and Skim below validates the contents.
-    ScanState st;
-    size_t avail = static_cast<size_t>(text_ + text_len_ - at);
-    size_t len = ScanValue(st, at, avail);
-    ev.args = std::string_view(at, len);
+    if (at[1] == '}') {  // "args":{} on most events
+      ev.args = std::string_view(at, 2);
+    } else {
+      ScanState st;
+      size_t avail = static_cast<size_t>(text_ + text_len_ - at);
+      size_t len = ScanValue(st, at, avail);
+      ev.args = std::string_view(at, len);
+    }
   }
   return Skim(v, 0);
 }
@@ -470,7 +562,7 @@ absl::Status EventParser::Skim(Ondemand& v, int depth) {
 
 absl::StatusOr<int64_t> EventParser::RelativeTime(const TimeField& f,
                                                   std::string_view key) {
-  absl::StatusOr<NsPs> t = ParseMicrosText(f.text);
+  absl::StatusOr<NsPs> t = f.parsed ? f.value : ParseMicrosText(f.text);
   if (!t.ok()) {
     return ErrorAt(f.at,
                    Cat("a number of microseconds for \"", key,
@@ -490,7 +582,7 @@ absl::StatusOr<int64_t> EventParser::RelativeTime(const TimeField& f,
 
 absl::StatusOr<int64_t> EventParser::DurationPs(const TimeField& f,
                                                 std::string_view key) {
-  absl::StatusOr<NsPs> t = ParseMicrosText(f.text);
+  absl::StatusOr<NsPs> t = f.parsed ? f.value : ParseMicrosText(f.text);
   __int128 ps = 0;
   if (t.ok()) ps = static_cast<__int128>(t->ns) * 1000 + t->ps;
   if (!t.ok() || ps > INT64_MAX || ps < INT64_MIN) {
@@ -610,7 +702,7 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
   // tdur/tts (thread time) have no column in the event model; they are
   // validated (bad text is an error) but not stored.
   for (const auto& [f, key] : {std::pair{&ev.tdur, "tdur"}, std::pair{&ev.tts, "tts"}}) {
-    if (f->present && !ParseMicrosText(f->text).ok()) {
+    if (f->present && !f->parsed && !ParseMicrosText(f->text).ok()) {
       return ErrorAt(f->at, Cat("a number of microseconds for \"", key, "\""),
                      Quote(f->text));
     }

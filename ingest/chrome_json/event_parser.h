@@ -60,6 +60,8 @@ class EventParser {
     std::string_view text;
     const char* at = nullptr;
     bool present = false;
+    bool parsed = false;  // `value` already holds the parsed text
+    NsPs value;
   };
   // The fields of one event that the mapping needs. Views point into the
   // input or into the parser's string buffer; valid until the next Parse.
