@@ -347,7 +347,7 @@ def measure_tracetable(args, m, tmp):
     def parse(path):
         tt, nev = tracetable_result(path)
         d = {"items": tt.get("items", nev)}
-        for k in ("summaries", "tiles_read", "bytes_read"):
+        for k in ("events", "summaries", "tiles_read", "bytes_read", "level"):
             if isinstance(tt.get(k), (int, float)):
                 d[k] = tt[k]
         if isinstance(tt.get("truncated"), bool):
