@@ -13,7 +13,9 @@ InputWindow::InputWindow(ByteSource* source, size_t chunk_bytes)
 void InputWindow::Reserve(size_t needed) {
   size_t want = needed + kPadding;
   if (want <= cap_) return;
-  size_t cap = std::max(want, cap_ * 2);
+  // Grow geometrically for few copies, but by at most 64 MiB at a time so a
+  // large event does not double the memory it needs.
+  size_t cap = std::max(want, std::min(cap_ * 2, cap_ + (size_t{64} << 20)));
   std::unique_ptr<char[]> bigger(new char[cap]);
   if (end_ > 0) std::memcpy(bigger.get(), buf_.get(), end_);
   // Padding bytes are never part of the input; zero them so tools like

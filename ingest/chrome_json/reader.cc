@@ -28,7 +28,7 @@ using chrome_json::ScanState;
 constexpr size_t kChunkBytes = size_t{4} << 20;
 // One event larger than this is almost certainly an unbalanced quote or
 // bracket, not data; stop before holding the rest of the file in memory.
-constexpr size_t kMaxEventBytes = size_t{256} << 20;
+constexpr size_t kMaxEventBytes = size_t{64} << 20;
 // Top-level fields other than traceEvents are kept whole up to this size.
 constexpr size_t kMaxFieldBytes = size_t{16} << 20;
 constexpr size_t kMaxKeyBytes = size_t{1} << 20;
@@ -245,7 +245,7 @@ absl::Status TopLevelReader::ReadEvent() {
       if (auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kPrefixOk)) {
         return errors_.Error(Offset(pos_) + se->offset, se->expected, se->got);
       }
-      return errors_.Error(Offset(pos_), "an event object under 256 MiB",
+      return errors_.Error(Offset(pos_), "an event object under 64 MiB",
                            "a larger one (an unclosed string or bracket?)");
     }
   }

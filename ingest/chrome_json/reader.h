@@ -4,10 +4,13 @@
 //  - Accepts the object form ({"traceEvents": [...], ...}, keys in any order)
 //    and the bare array form ([...]), plain or gzip (detected by the magic
 //    bytes 1f 8b, not by the file name).
-//  - Calls sink->BeginInput(path, host) before anything else.
+//  - Calls sink->BeginInput(path, host) once the file is open, before any
+//    other sink call (a missing file fails without touching the sink).
 //  - Streams: the file is read in chunks and each event object is parsed on
-//    its own, so memory is bounded by the chunk size plus the largest single
-//    event (or top-level field, capped at 16 MiB), never by the file size.
+//    its own, so memory is bounded by the chunk size (4 MiB) plus the largest
+//    single event (at most 64 MiB; larger is an error, as it is almost always
+//    an unclosed string) or top-level field (kept up to 16 MiB, larger ones
+//    are skipped with a warning), never by the file size.
 //  - Times (ts, dur) are microseconds parsed exactly from their decimal text;
 //    "displayTimeUnit" only affects display and never changes their unit.
 //  - Tolerates what real tracers write when they are killed: an event array

@@ -169,14 +169,14 @@ TEST(ChromeJsonErrors, CorruptGzip) {
 TEST(ChromeJsonErrors, OversizedEventIsAnErrorNotAHang) {
   // An unclosed bracket swallowing the rest of a large file.
   std::string t = R"([{"ph":"i","args":[)";
-  t.reserve(300u << 20);
-  while (t.size() < (260u << 20)) t += "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,";
+  t.reserve(80u << 20);
+  while (t.size() < (70u << 20)) t += "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,";
   CollectingSink sink;
   std::string path = WriteFile("huge.json", t);
   absl::Status s = ReadChromeJson(path, "", &sink);
   std::filesystem::remove(path);
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(std::string(s.message()), StartsWith(path + ": byte 1: expected an event object under 256 MiB"));
+  EXPECT_THAT(std::string(s.message()), StartsWith(path + ": byte 1: expected an event object under 64 MiB"));
 }
 
 }  // namespace
