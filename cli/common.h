@@ -36,6 +36,7 @@ int InfoMain(int argc, char** argv);
 int QueryMain(int argc, char** argv);
 int ExportMain(int argc, char** argv);
 int VerifyMain(int argc, char** argv);
+int ServeMain(int argc, char** argv);
 
 // Prints "tracetable <cmd>: <message>" to stderr and returns 1.
 int Fail(std::string_view command, absl::string_view message);

@@ -1,0 +1,844 @@
+#include "query/serve/api.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <limits>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "format/absl_compat.h"
+#include "format/time.h"
+#include "query/json_text.h"
+#include "query/trace_json.h"
+#include "query/window.h"
+
+namespace tracetable::serve {
+namespace {
+
+// Thrown by parameter parsing; turned into a 400 (or the given status) reply.
+struct BadRequest {
+  int status;
+  std::string message;
+  std::string parameter;
+};
+
+[[noreturn]] void Bad(std::string_view parameter, std::string message, int status = 400) {
+  throw BadRequest{status, std::move(message), std::string(parameter)};
+}
+
+const std::string* Get(const Params& p, const std::string& key) {
+  auto it = p.find(key);
+  return it == p.end() ? nullptr : &it->second;
+}
+
+// Every value of a repeatable, comma-separable parameter.
+std::vector<std::string> GetList(const Params& p, const std::string& key) {
+  std::vector<std::string> out;
+  auto [lo, hi] = p.equal_range(key);
+  for (auto it = lo; it != hi; ++it) {
+    size_t s = 0;
+    const std::string& v = it->second;
+    while (s <= v.size()) {
+      size_t e = v.find(',', s);
+      if (e == std::string::npos) e = v.size();
+      if (e > s) out.push_back(v.substr(s, e - s));
+      s = e + 1;
+    }
+  }
+  return out;
+}
+
+std::string Quoted(std::string_view s) {
+  std::string q;
+  AppendJsonString(&q, s);
+  return q;
+}
+
+// Absolute time text in `ps_per_unit` units -> relative ps of the table.
+int64_t ParseTime(const Table& t, const std::string& text, std::string_view param,
+                  int64_t ps_per_unit) {
+  absl::StatusOr<NsPs> v = ParseTimeText(text, ps_per_unit);
+  if (!v.ok()) Bad(param, absl::StrCat("bad time '", text.substr(0, 64), "': ", v.status().message()));
+  const __int128 rel = (static_cast<__int128>(v->ns) - t.meta().origin_ns()) * 1000 + v->ps;
+  const __int128 lim = static_cast<__int128>(INT64_MAX) / 4;
+  if (rel > lim || rel < -lim) Bad(param, absl::StrCat("time ", text.substr(0, 64), " is far outside the trace"));
+  return static_cast<int64_t>(rel);
+}
+
+int64_t TimeParam(const Table& t, const Params& p, const char* key, int64_t def,
+                  int64_t ps_per_unit = 1'000'000) {
+  const std::string* v = Get(p, key);
+  if (!v || v->empty()) return def;
+  return ParseTime(t, *v, key, ps_per_unit);
+}
+
+// A duration in microseconds -> ps (>= 0).
+int64_t DurationParam(const Params& p, const char* key, int64_t def) {
+  const std::string* v = Get(p, key);
+  if (!v || v->empty()) return def;
+  absl::StatusOr<NsPs> r = ParseMicros(*v);
+  if (!r.ok() || r->ns < 0) Bad(key, absl::StrCat("bad duration '", v->substr(0, 64), "'"));
+  if (r->ns > INT64_MAX / 4000) Bad(key, "duration is too large");
+  return r->ns * 1000 + r->ps;
+}
+
+uint64_t UintParam(const Params& p, const char* key, uint64_t def, uint64_t max) {
+  const std::string* v = Get(p, key);
+  if (!v || v->empty()) return def;
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(Av(*v), &n)) Bad(key, absl::StrCat("not a non-negative integer: '", v->substr(0, 64), "'"));
+  return std::min(n, max);
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Tracks chosen by tracks=, pid=P[:TID] and host= (all optional; the
+// filters intersect). Never empty: no match is a 400.
+std::vector<uint32_t> SelectTracks(const Table& t, const Params& p, bool* all) {
+  const proto::ResourceTable& res = t.resources();
+  const std::vector<std::string> ids = GetList(p, "tracks");
+  const std::vector<std::string> pids = GetList(p, "pid");
+  const std::vector<std::string> hosts = GetList(p, "host");
+  std::vector<uint32_t> out;
+  *all = ids.empty() && pids.empty() && hosts.empty();
+  if (*all) {
+    for (int i = 0; i < res.tracks_size(); ++i) out.push_back(i);
+    return out;
+  }
+  std::vector<bool> chosen(res.tracks_size(), ids.empty());
+  for (const std::string& s : ids) {
+    uint32_t id = 0;
+    if (!absl::SimpleAtoi(Av(s), &id) || id >= static_cast<uint32_t>(res.tracks_size())) {
+      Bad("tracks", absl::StrCat("no track '", s.substr(0, 32), "' (ids are 0..", res.tracks_size() - 1, ")"));
+    }
+    chosen[id] = true;
+  }
+  std::vector<bool> pid_hit(pids.size()), host_hit(hosts.size());
+  for (const proto::Track& tr : res.tracks()) {
+    if (!chosen[tr.id()]) continue;
+    const proto::Process& pr = res.processes(tr.process());
+    bool host_ok = hosts.empty();
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (pr.host() == hosts[i]) host_ok = host_hit[i] = true;
+    }
+    if (!host_ok) continue;
+    bool pid_ok = pids.empty();
+    for (size_t i = 0; i < pids.size(); ++i) {
+      const std::string& f = pids[i];
+      const size_t colon = f.find(':');
+      const std::string pid = f.substr(0, colon);
+      if (pid != pr.pid() && pid != absl::StrCat(pr.out_pid())) continue;
+      if (colon != std::string::npos) {
+        const std::string tid = f.substr(colon + 1);
+        if (tid != tr.tid() && tid != absl::StrCat(tr.out_tid())) continue;
+      }
+      pid_ok = pid_hit[i] = true;
+    }
+    if (pid_ok) out.push_back(tr.id());
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (!pid_hit[i]) Bad("pid", absl::StrCat("no process/thread ", pids[i].substr(0, 64), " in the table"));
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!host_hit[i]) Bad("host", absl::StrCat("no host '", hosts[i].substr(0, 64), "' in the table"));
+  }
+  if (out.empty()) Bad("tracks", "no track matches the filters");
+  return out;
+}
+
+struct Span {
+  int64_t start, end;
+};
+
+Span SpanParams(const Table& t, const Params& p, const char* start_key, const char* end_key,
+                int64_t ps_per_unit = 1'000'000) {
+  Span s{TimeParam(t, p, start_key, t.meta().min_ts(), ps_per_unit),
+         TimeParam(t, p, end_key, t.meta().max_end(), ps_per_unit)};
+  if (s.end < s.start) Bad(end_key, absl::StrCat(end_key, " is before ", start_key));
+  return s;
+}
+
+// Rough number of events of `tracks` in [start, end] (uniform density).
+double EstimateEvents(const Table& t, const std::vector<uint32_t>& tracks, int64_t start, int64_t end) {
+  double total = 0;
+  for (uint32_t id : tracks) {
+    const proto::Track& tr = t.resources().tracks(id);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const proto::ClassExtent& c : tr.classes()) {
+      if (c.count() == 0) continue;
+      lo = std::min(lo, c.min_ts());
+      hi = std::max(hi, c.max_end());
+    }
+    if (lo > hi) continue;
+    const double span = std::max<double>(1, static_cast<double>(hi - lo));
+    const double ov = static_cast<double>(std::min(hi, end)) - static_cast<double>(std::max(lo, start));
+    if (ov < 0) continue;
+    total += static_cast<double>(tr.num_events()) * std::min(1.0, (ov + 1) / span);
+  }
+  return total;
+}
+
+std::string Us(int64_t ps) { return FormatMicros(ps); }
+
+void AppendTrackSummary(const Table& t, uint32_t id, std::string* out) {
+  const proto::Track& tr = t.resources().tracks(id);
+  const char* kind = tr.kind() == proto::Track::COUNTER ? "counter"
+                     : tr.kind() == proto::Track::ASYNC ? "async" : "thread";
+  absl::StrAppend(out, "{\"id\":", id, ",\"kind\":\"", kind, "\",\"tid\":");
+  if (tr.kind() == proto::Track::COUNTER) {
+    out->append("null");
+  } else {
+    AppendTid(t, id, out);
+  }
+  out->append(",\"name\":");
+  AppendJsonString(out, tr.name());
+  if (tr.kind() == proto::Track::COUNTER) {
+    out->append(",\"series\":");
+    AppendJsonString(out, tr.series());
+  }
+  if (tr.has_sort_index()) absl::StrAppend(out, ",\"sort_index\":", tr.sort_index());
+  absl::StrAppend(out, ",\"max_depth\":", tr.max_depth(), ",\"events\":", tr.num_events(), "}");
+}
+
+std::vector<std::string> Hosts(const Table& t) {
+  std::vector<std::string> hosts;
+  for (const proto::Process& p : t.resources().processes()) {
+    if (!p.host().empty() && std::find(hosts.begin(), hosts.end(), p.host()) == hosts.end()) {
+      hosts.push_back(p.host());
+    }
+  }
+  return hosts;
+}
+
+void AppendTableHeader(const NamedTable& nt, std::string* out) {
+  const Table& t = *nt.table;
+  out->append("\"name\":");
+  AppendJsonString(out, nt.name);
+  absl::StrAppend(out, ",\"start_us\":", AbsoluteMicros(t, t.meta().min_ts()),
+                  ",\"end_us\":", AbsoluteMicros(t, t.meta().max_end()),
+                  ",\"duration_us\":", Us(t.meta().max_end() - t.meta().min_ts()),
+                  ",\"events\":", t.meta().num_events(), ",\"hosts\":[");
+  bool first = true;
+  for (const std::string& h : Hosts(t)) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonString(out, h);
+  }
+  absl::StrAppend(out, "],\"num_processes\":", t.resources().processes_size(),
+                  ",\"num_tracks\":", t.resources().tracks_size(),
+                  ",\"max_depth\":", t.meta().max_depth());
+}
+
+Reply Json(std::string body) {
+  Reply r;
+  r.body = std::move(body);
+  return r;
+}
+
+template <typename F>
+Reply Guard(F&& f) {
+  try {
+    return f();
+  } catch (const BadRequest& b) {
+    return ErrorReply(b.status, b.message, b.parameter);
+  }
+}
+
+// ---- search ---------------------------------------------------------------
+
+struct Cursor {
+  int64_t ts = 0;
+  uint32_t track = 0;
+  uint64_t id = 0;
+};
+
+bool Before(const WindowItem& a, const WindowItem& b) {
+  if (a.row.ts != b.row.ts) return a.row.ts < b.row.ts;
+  if (a.track != b.track) return a.track < b.track;
+  return a.row.id < b.row.id;
+}
+
+bool AfterCursor(const WindowItem& a, const Cursor& c) {
+  if (a.row.ts != c.ts) return a.row.ts > c.ts;
+  if (a.track != c.track) return a.track > c.track;
+  return a.row.id > c.id;
+}
+
+std::string EncodeCursor(const Cursor& c) {
+  return absl::StrCat("c", absl::Hex(static_cast<uint64_t>(c.ts)), "-", absl::Hex(c.track), "-",
+                      absl::Hex(c.id));
+}
+
+Cursor DecodeCursor(const std::string& text) {
+  Cursor c;
+  if (text.size() < 6 || text[0] != 'c') Bad("cursor", "not a cursor from a previous answer");
+  std::vector<std::string> parts;
+  size_t s = 1;
+  while (true) {
+    size_t e = text.find('-', s);
+    parts.push_back(text.substr(s, e == std::string::npos ? std::string::npos : e - s));
+    if (e == std::string::npos) break;
+    s = e + 1;
+  }
+  uint64_t ts = 0, track = 0, id = 0;
+  if (parts.size() != 3 || !absl::SimpleHexAtoi(Av(parts[0]), &ts) ||
+      !absl::SimpleHexAtoi(Av(parts[1]), &track) || !absl::SimpleHexAtoi(Av(parts[2]), &id) ||
+      track > UINT32_MAX) {
+    Bad("cursor", "not a cursor from a previous answer");
+  }
+  c.ts = static_cast<int64_t>(ts);
+  c.track = static_cast<uint32_t>(track);
+  c.id = id;
+  return c;
+}
+
+struct SearchResult {
+  std::vector<WindowItem> matches;
+  bool more = false;        // a next page may exist
+  Cursor next;              // where it starts (when `more`)
+  int64_t scanned_to = 0;   // relative ps the scan reached
+  uint64_t scanned = 0;
+};
+
+// Events of `tracks` (not counters) whose name id is in `names`, with start
+// in the span (the first page also takes events that started earlier and
+// overlap it), in (ts, track, id) order, after `cursor`.
+SearchResult RunSearch(const Table& t, const std::vector<bool>& names, std::vector<uint32_t> tracks,
+                       Span span, const std::optional<Cursor>& cursor, uint64_t limit) {
+  SearchResult out;
+  tracks.erase(std::remove_if(tracks.begin(), tracks.end(),
+                              [&](uint32_t id) {
+                                return t.resources().tracks(id).kind() == proto::Track::COUNTER;
+                              }),
+               tracks.end());
+  out.scanned_to = span.end;
+  if (tracks.empty()) return out;
+  int64_t a = cursor ? std::max(span.start, cursor->ts) : span.start;
+  const bool first_page = !cursor;
+  // Chunks start at about 32k events (from the density estimate) and grow.
+  const double est = std::max(1.0, EstimateEvents(t, tracks, span.start, span.end));
+  const double total_span = static_cast<double>(span.end - span.start) + 1;
+  int64_t width = static_cast<int64_t>(std::clamp(total_span * 32768.0 / est, 1.0, total_span));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (a <= span.end) {
+    const int64_t b = (span.end - a < width) ? span.end : a + width - 1;  // chunk [a, b]
+    WindowRequest req;
+    req.start = a;
+    req.end = b;
+    req.resolution = 0;
+    req.tracks = tracks;
+    req.limit = 1'000'000;
+    absl::StatusOr<WindowResult> res = QueryWindow(t, req);
+    if (!res.ok()) Bad("", std::string(res.status().message()), 500);
+    if (res->truncated && width > 1) {
+      width = std::max<int64_t>(1, width / 4);
+      continue;
+    }
+    out.scanned += res->items.size();
+    std::vector<WindowItem> hits;
+    for (const WindowItem& it : res->items) {
+      if (it.summary || it.row.name >= names.size() || !names[it.row.name]) continue;
+      const bool in_chunk = it.row.ts <= b && (it.row.ts >= a || (first_page && a == span.start));
+      if (!in_chunk) continue;
+      if (cursor && !AfterCursor(it, *cursor)) continue;
+      hits.push_back(it);
+    }
+    std::sort(hits.begin(), hits.end(), Before);
+    for (const WindowItem& h : hits) {
+      if (out.matches.size() == limit) {
+        const WindowItem& last = out.matches.back();
+        out.more = true;
+        out.next = Cursor{last.row.ts, last.track, last.row.id};
+        out.scanned_to = h.row.ts;
+        return out;
+      }
+      out.matches.push_back(h);
+    }
+    if (b == span.end) break;
+    a = b + 1;
+    // Grow again after a dense part.
+    if (res->items.size() < 65536) width = std::min<int64_t>(width * 2, static_cast<int64_t>(total_span));
+    if (out.scanned >= kSearchScanBudget || std::chrono::steady_clock::now() > deadline) {
+      // Out of budget: a cursor right before the next chunk continues there.
+      out.more = true;
+      out.scanned_to = a;
+      out.next = Cursor{a - 1, UINT32_MAX, UINT64_MAX};
+      return out;
+    }
+  }
+  out.scanned_to = span.end;
+  return out;
+}
+
+std::vector<bool> NamesContaining(const Table& t, const std::string& needle, bool prefix) {
+  std::vector<bool> names(t.num_strings());
+  const std::string n = Lower(needle);
+  for (size_t i = 1; i < t.num_strings(); ++i) {
+    const std::string s = Lower(t.String(static_cast<uint32_t>(i)));
+    names[i] = prefix ? s.compare(0, n.size(), n) == 0 : s.find(n) != std::string::npos;
+  }
+  return names;
+}
+
+// ---- stats ----------------------------------------------------------------
+
+struct Agg {
+  uint64_t count = 0;
+  int64_t total = 0;
+  int64_t self = 0;
+  int64_t max = 0;
+};
+
+// ---- XProf ----------------------------------------------------------------
+
+void AppendXprofEvent(const Table& t, const WindowItem& item, uint32_t z, bool with_args,
+                      std::string* out) {
+  const TileRow& r = item.row;
+  const proto::Track& tr = t.resources().tracks(item.track);
+  const bool counter = tr.kind() == proto::Track::COUNTER;
+  const char* ph = "X";
+  if (counter) {
+    ph = "C";
+  } else if (!item.summary) {
+    switch (r.kind) {
+      case EventKind::kInstant: ph = "i"; break;
+      case EventKind::kFlowStart: ph = "s"; break;
+      case EventKind::kFlowStep: ph = "t"; break;
+      case EventKind::kFlowEnd: ph = "f"; break;
+      default: break;
+    }
+  }
+  absl::StrAppend(out, "{\"ph\":\"", ph, "\",\"pid\":");
+  AppendPid(t, tr.process(), out);
+  if (!counter) {
+    out->append(",\"tid\":");
+    AppendTid(t, item.track, out);
+  }
+  absl::StrAppend(out, ",\"ts\":", AbsoluteMicros(t, r.ts), ",\"z\":", z, ",\"name\":");
+  if (counter) {
+    AppendJsonString(out, tr.name());
+    out->append(",\"args\":{");
+    AppendJsonString(out, tr.series());
+    out->push_back(':');
+    AppendJsonDouble(out, r.value);
+    absl::StrAppend(out, ",\"uid\":", r.id, "}}");
+    return;
+  }
+  AppendJsonString(out, t.String(r.name));
+  if (item.summary) {
+    absl::StrAppend(out, ",\"cat\":\"tracetable.summary\",\"dur\":", Us(r.dur),
+                    ",\"args\":{\"uid\":\"s", item.track, ".", r.ts, ".", r.lane, "\",\"count\":", r.count,
+                    ",\"depth\":", r.lane, "}}");
+    return;
+  }
+  out->append(",\"cat\":");
+  AppendJsonString(out, t.String(r.cat));
+  if (ph[0] == 'X') absl::StrAppend(out, ",\"dur\":", Us(r.dur));
+  if (r.kind >= EventKind::kFlowStart && r.kind <= EventKind::kFlowEnd) {
+    out->append(",\"id\":");
+    AppendJsonString(out, t.String(r.flow_id));
+    if (r.flags & kFlagBindEnclosing) out->append(",\"bp\":\"e\"");
+  }
+  if (r.kind == EventKind::kInstant) out->append(",\"s\":\"t\"");
+  absl::StrAppend(out, ",\"args\":{\"uid\":", r.id);
+  if (with_args && (r.flags & kFlagHasArgs)) {
+    absl::StatusOr<std::string> args = t.Args(r.id);
+    // Merge the event's own arguments after uid.
+    if (args.ok() && args->size() > 2 && args->front() == '{') {
+      out->push_back(',');
+      out->append(args->substr(1, args->size() - 2));
+    }
+  }
+  out->append("}}");
+}
+
+// Writes the answer object for `items`, with z = rank among equal (pid, ts).
+std::string XprofAnswer(const Table& t, const std::vector<WindowItem>& items, bool with_args,
+                        bool truncated) {
+  std::string out = "{\"traceEvents\":[\n";
+  std::vector<uint32_t> tracks;
+  for (const WindowItem& it : items) {
+    if (std::find(tracks.begin(), tracks.end(), it.track) == tracks.end()) tracks.push_back(it.track);
+  }
+  std::sort(tracks.begin(), tracks.end());
+  AppendMetadataEvents(t, tracks, &out);
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> z;
+  for (const WindowItem& it : items) {
+    const uint32_t process = t.resources().tracks(it.track).process();
+    uint32_t& rank = z[{process, it.row.ts}];
+    AppendXprofEvent(t, it, rank++, with_args, &out);
+    out.append(",\n");
+  }
+  if (out.size() >= 2 && out.substr(out.size() - 2) == ",\n") out.resize(out.size() - 2);
+  const double start_ms = static_cast<double>(t.meta().origin_ns()) / 1e6 +
+                          static_cast<double>(t.meta().min_ts()) / 1e9;
+  const double end_ms = static_cast<double>(t.meta().origin_ns()) / 1e6 +
+                        static_cast<double>(t.meta().max_end()) / 1e9;
+  out.append("\n],\"displayTimeUnit\":\"ns\",\"fullTimespan\":[");
+  AppendJsonDouble(&out, start_ms);
+  out.push_back(',');
+  AppendJsonDouble(&out, end_ms);
+  absl::StrAppend(&out, "],\"filteredByVisibility\":true,\"returnedEventsSize\":", items.size(),
+                  ",\"truncated\":", truncated ? "true" : "false", "}\n");
+  return out;
+}
+
+}  // namespace
+
+Reply ErrorReply(int status, std::string_view message, std::string_view parameter) {
+  Reply r;
+  r.status = status;
+  r.body = "{\"error\":";
+  AppendJsonString(&r.body, message);
+  if (!parameter.empty()) {
+    r.body.append(",\"parameter\":");
+    AppendJsonString(&r.body, parameter);
+  }
+  r.body.append("}\n");
+  return r;
+}
+
+int64_t TrackOfEvent(const Table& t, uint64_t id) {
+  for (const proto::Track& tr : t.resources().tracks()) {
+    if (id >= tr.first_id() && id - tr.first_id() < tr.num_events()) return tr.id();
+  }
+  return -1;
+}
+
+Reply TablesReply(const std::vector<NamedTable>& tables) {
+  std::string out = "{\"tables\":[";
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (i) out.push_back(',');
+    out.append("\n{");
+    AppendTableHeader(tables[i], &out);
+    out.push_back('}');
+  }
+  out.append("\n]}\n");
+  return Json(std::move(out));
+}
+
+Reply TableReply(const NamedTable& nt) {
+  const Table& t = *nt.table;
+  std::string out = "{";
+  AppendTableHeader(nt, &out);
+  out.append(",\"processes\":[");
+  const proto::ResourceTable& res = t.resources();
+  std::vector<std::vector<uint32_t>> by_process(res.processes_size());
+  for (const proto::Track& tr : res.tracks()) by_process[tr.process()].push_back(tr.id());
+  for (int i = 0; i < res.processes_size(); ++i) {
+    const proto::Process& p = res.processes(i);
+    if (i) out.push_back(',');
+    absl::StrAppend(&out, "\n{\"id\":", i, ",\"pid\":");
+    AppendPid(t, i, &out);
+    out.append(",\"name\":");
+    AppendJsonString(&out, p.name());
+    out.append(",\"host\":");
+    AppendJsonString(&out, p.host());
+    if (p.has_sort_index()) absl::StrAppend(&out, ",\"sort_index\":", p.sort_index());
+    out.append(",\"tracks\":[");
+    for (size_t k = 0; k < by_process[i].size(); ++k) {
+      if (k) out.push_back(',');
+      AppendTrackSummary(t, by_process[i][k], &out);
+    }
+    out.append("]}");
+  }
+  out.append("\n]}\n");
+  return Json(std::move(out));
+}
+
+Reply WindowReply(const Table& t, const Params& p) {
+  return Guard([&] {
+    WindowRequest req;
+    const Span s = SpanParams(t, p, "start_us", "end_us");
+    req.start = s.start;
+    req.end = s.end;
+    req.resolution = DurationParam(p, "resolution_us", (s.end - s.start) / 2000);
+    req.limit = UintParam(p, "limit", kMaxWindowItems, kMaxWindowItems);
+    if (req.limit == 0) req.limit = kMaxWindowItems;
+    bool all = false;
+    std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
+    if (!all) req.tracks = tracks;
+    if (req.resolution > 0 &&
+        static_cast<double>(s.end - s.start) / static_cast<double>(req.resolution) > kMaxBins) {
+      Bad("resolution_us", absl::StrCat("too fine for the window: at most ", kMaxBins,
+                                        " resolutions per window"));
+    }
+    if (req.resolution == 0 && EstimateEvents(t, tracks, s.start, s.end) > kMaxFullDetailEvents) {
+      Bad("resolution_us", "resolution 0 over this window reads too many events; ask for a "
+                           "smaller window or a resolution above 0");
+    }
+    absl::StatusOr<WindowResult> res = QueryWindow(t, req);
+    if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
+    std::string out;
+    out.reserve(res->items.size() * 160 + 4096);
+    AppendWindowJson(t, req, *res, TraceJsonOptions(), &out);
+    return Json(std::move(out));
+  });
+}
+
+Reply EventReply(const Table& t, const Params& p) {
+  return Guard([&] {
+    const std::string* v = Get(p, "id");
+    uint64_t id = 0;
+    if (!v) Bad("id", "missing");
+    if (!absl::SimpleAtoi(Av(*v), &id)) Bad("id", absl::StrCat("not an event id: '", v->substr(0, 64), "'"));
+    const int64_t track = TrackOfEvent(t, id);
+    if (track < 0) return ErrorReply(404, absl::StrCat("no event ", id), "id");
+    absl::StatusOr<std::string> args = t.Args(id);
+    if (!args.ok()) {
+      if (absl::IsNotFound(args.status())) {
+        return ErrorReply(404, absl::StrCat("event ", id, " has no arguments"), "id");
+      }
+      return ErrorReply(500, Sv(args.status().message()));
+    }
+    return Json(absl::StrCat("{\"id\":", id, ",\"track\":", track, ",\"args\":", *args, "}\n"));
+  });
+}
+
+Reply SearchReply(const Table& t, const Params& p) {
+  return Guard([&] {
+    const std::string* q = Get(p, "q");
+    if (!q || q->empty()) Bad("q", "missing");
+    if (q->size() > 256) Bad("q", "longer than 256 bytes");
+    const Span s = SpanParams(t, p, "start_us", "end_us");
+    const uint64_t limit = std::max<uint64_t>(1, UintParam(p, "limit", 100, kMaxSearchLimit));
+    std::optional<Cursor> cursor;
+    if (const std::string* c = Get(p, "cursor"); c && !c->empty()) cursor = DecodeCursor(*c);
+    bool all = false;
+    const std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
+    const std::vector<bool> names = NamesContaining(t, *q, false);
+    SearchResult r = RunSearch(t, names, tracks, s, cursor, limit);
+    const std::string next = r.more ? EncodeCursor(r.next) : std::string();
+    std::string out = "{\"q\":";
+    AppendJsonString(&out, *q);
+    out.append(",\"matches\":[");
+    for (size_t i = 0; i < r.matches.size(); ++i) {
+      const WindowItem& m = r.matches[i];
+      const proto::Track& tr = t.resources().tracks(m.track);
+      if (i) out.push_back(',');
+      absl::StrAppend(&out, "\n{\"id\":", m.row.id, ",\"track\":", m.track, ",\"pid\":");
+      AppendPid(t, tr.process(), &out);
+      out.append(",\"tid\":");
+      AppendTid(t, m.track, &out);
+      out.append(",\"name\":");
+      AppendJsonString(&out, t.String(m.row.name));
+      out.append(",\"cat\":");
+      AppendJsonString(&out, t.String(m.row.cat));
+      absl::StrAppend(&out, ",\"ts\":", AbsoluteMicros(t, m.row.ts), ",\"dur\":", Us(m.row.dur),
+                      ",\"depth\":", m.row.lane, "}");
+    }
+    absl::StrAppend(&out, "\n],\"next_cursor\":", next.empty() ? "null" : Quoted(next),
+                    ",\"scanned_to_us\":", AbsoluteMicros(t, r.scanned_to),
+                    ",\"scanned_items\":", r.scanned, "}\n");
+    return Json(std::move(out));
+  });
+}
+
+Reply StatsReply(const Table& t, const Params& p) {
+  return Guard([&] {
+    const Span s = SpanParams(t, p, "start_us", "end_us");
+    const uint64_t top = std::max<uint64_t>(1, UintParam(p, "top", 20, 1000));
+    bool all = false;
+    const std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
+    WindowRequest req;
+    req.start = s.start;
+    req.end = s.end;
+    req.resolution = 0;
+    if (!all) req.tracks = tracks;
+    req.limit = kStatsEventCap;
+    if (EstimateEvents(t, tracks, s.start, s.end) > 8 * kStatsEventCap) {
+      // Reading the whole window would take long and the cap would cut it
+      // anyway: read only its first part.
+      const double est = EstimateEvents(t, tracks, s.start, s.end);
+      req.end = s.start + static_cast<int64_t>(static_cast<double>(s.end - s.start) *
+                                               (2.0 * kStatsEventCap / est));
+    }
+    absl::StatusOr<WindowResult> res = QueryWindow(t, req);
+    if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
+    const bool truncated = res->truncated || req.end < s.end;
+    const std::vector<WindowItem>& items = res->items;
+    // Self time: items are sorted by (track, ts, lane); a stack of open
+    // slices gives each slice's parent (the nearest enclosing shallower one).
+    std::vector<int64_t> self(items.size(), 0), clipped(items.size(), 0);
+    struct Open {
+      size_t index;
+      int64_t end;
+      uint32_t lane;
+    };
+    std::vector<Open> stack;
+    uint32_t current_track = UINT32_MAX;
+    int64_t covered_to = s.end;  // with truncation, where the data stops
+    if (res->truncated && !items.empty()) {
+      covered_to = s.start;
+      for (const WindowItem& it : items) covered_to = std::max(covered_to, it.row.ts);
+    } else if (req.end < s.end) {
+      covered_to = req.end;
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      const WindowItem& it = items[i];
+      if (it.track != current_track) {
+        stack.clear();
+        current_track = it.track;
+      }
+      if (it.summary || it.row.kind != EventKind::kSlice) continue;
+      const int64_t a = std::max(it.row.ts, s.start);
+      const int64_t b = std::min(it.row.ts + it.row.dur, covered_to);
+      clipped[i] = self[i] = std::max<int64_t>(0, b - a);
+      while (!stack.empty() &&
+             (stack.back().end <= it.row.ts || stack.back().lane >= it.row.lane)) {
+        stack.pop_back();
+      }
+      if (!stack.empty()) {
+        const size_t pi = stack.back().index;
+        const int64_t pa = std::max(items[pi].row.ts, s.start);
+        const int64_t pb = std::min(items[pi].row.ts + items[pi].row.dur, covered_to);
+        const int64_t ov = std::min(b, pb) - std::max(a, pa);
+        if (ov > 0) self[pi] -= ov;
+      }
+      stack.push_back({i, it.row.ts + it.row.dur, it.row.lane});
+    }
+    absl::flat_hash_map<uint32_t, Agg> by_track;
+    absl::flat_hash_map<uint32_t, Agg> by_name;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const WindowItem& it = items[i];
+      Agg& ta = by_track[it.track];
+      ta.count += it.row.count;
+      const bool counter = t.resources().tracks(it.track).kind() == proto::Track::COUNTER;
+      if (counter) continue;
+      Agg& na = by_name[it.row.name];
+      na.count += it.row.count;
+      ta.total += clipped[i];
+      ta.self += std::max<int64_t>(0, self[i]);
+      na.total += clipped[i];
+      na.self += std::max<int64_t>(0, self[i]);
+      na.max = std::max(na.max, clipped[i]);
+    }
+    std::vector<std::pair<uint32_t, Agg>> tv(by_track.begin(), by_track.end());
+    std::sort(tv.begin(), tv.end(), [](const auto& x, const auto& y) {
+      return x.second.total != y.second.total ? x.second.total > y.second.total : x.first < y.first;
+    });
+    std::vector<std::pair<uint32_t, Agg>> nv(by_name.begin(), by_name.end());
+    std::sort(nv.begin(), nv.end(), [](const auto& x, const auto& y) {
+      return x.second.self != y.second.self ? x.second.self > y.second.self : x.first < y.first;
+    });
+    std::string out;
+    absl::StrAppend(&out, "{\"start_us\":", AbsoluteMicros(t, s.start), ",\"end_us\":",
+                    AbsoluteMicros(t, s.end), ",\"covered_to_us\":", AbsoluteMicros(t, covered_to),
+                    ",\"events\":", items.size(), ",\"truncated\":", truncated ? "true" : "false",
+                    ",\"num_tracks\":", tv.size(), ",\"num_names\":", nv.size(), ",\"tracks\":[");
+    for (size_t i = 0; i < tv.size() && i < top; ++i) {
+      const proto::Track& tr = t.resources().tracks(tv[i].first);
+      if (i) out.push_back(',');
+      absl::StrAppend(&out, "\n{\"track\":", tv[i].first, ",\"pid\":");
+      AppendPid(t, tr.process(), &out);
+      out.append(",\"name\":");
+      AppendJsonString(&out, tr.name());
+      absl::StrAppend(&out, ",\"count\":", tv[i].second.count, ",\"total_us\":", Us(tv[i].second.total),
+                      ",\"self_us\":", Us(tv[i].second.self), "}");
+    }
+    out.append("\n],\"names\":[");
+    for (size_t i = 0; i < nv.size() && i < top; ++i) {
+      if (i) out.push_back(',');
+      out.append("\n{\"name\":");
+      AppendJsonString(&out, t.String(nv[i].first));
+      absl::StrAppend(&out, ",\"count\":", nv[i].second.count, ",\"total_us\":", Us(nv[i].second.total),
+                      ",\"self_us\":", Us(nv[i].second.self), ",\"max_us\":", Us(nv[i].second.max), "}");
+    }
+    out.append("\n]}\n");
+    return Json(std::move(out));
+  });
+}
+
+Reply XprofReply(const std::vector<NamedTable>& tables, const Params& p) {
+  return Guard([&]() -> Reply {
+    const std::string* run = Get(p, "run");
+    const NamedTable* nt = nullptr;
+    if (run && !run->empty()) {
+      for (const NamedTable& x : tables) {
+        if (x.name == *run) nt = &x;
+      }
+      if (!nt) return ErrorReply(404, absl::StrCat("no table named '", run->substr(0, 64), "'"), "run");
+    } else if (tables.size() == 1) {
+      nt = &tables[0];
+    } else {
+      Bad("run", "missing (the server holds several tables)");
+    }
+    const Table& t = *nt->table;
+    const std::string* tag = Get(p, "tag");
+    if (tag && !tag->empty() && *tag != "trace_viewer@" && *tag != "trace_viewer") {
+      Bad("tag", "only trace_viewer@ is served");
+    }
+    Params filtered;
+    if (const std::string* h = Get(p, "host"); h && !h->empty()) filtered.emplace("host", *h);
+    bool all = false;
+    const std::vector<uint32_t> tracks = SelectTracks(t, filtered, &all);
+    const Span s = SpanParams(t, p, "start_time_ms", "end_time_ms", 1'000'000'000);
+
+    // Event details.
+    if (const std::string* uid = Get(p, "unique_id"); uid && !uid->empty()) {
+      uint64_t id = 0;
+      if (!absl::SimpleAtoi(Av(*uid), &id)) Bad("unique_id", "not an event id");
+      const int64_t track = TrackOfEvent(t, id);
+      if (track < 0) return ErrorReply(404, absl::StrCat("no event ", id), "unique_id");
+      WindowRequest req;
+      req.tracks = {static_cast<uint32_t>(track)};
+      req.start = TimeParam(t, p, "start_time_ms", t.meta().min_ts(), 1'000'000'000);
+      const int64_t dur_ps = static_cast<int64_t>(
+          std::max(0.0, std::strtod(Get(p, "duration_ms") ? Get(p, "duration_ms")->c_str() : "0", nullptr)) * 1e9);
+      // ms doubles are not exact: search a little around the given start.
+      req.end = Get(p, "start_time_ms") ? req.start + dur_ps + 1'000'000 : t.meta().max_end();
+      req.start -= 1'000'000;
+      req.resolution = 0;
+      req.limit = 1'000'000;
+      absl::StatusOr<WindowResult> res = QueryWindow(t, req);
+      if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
+      for (const WindowItem& it : res->items) {
+        if (it.row.id == id && !it.summary) {
+          if (const std::string* n = Get(p, "event_name");
+              n && !n->empty() && *n != t.String(it.row.name)) {
+            continue;
+          }
+          return Json(XprofAnswer(t, {it}, true, false));
+        }
+      }
+      return ErrorReply(404, absl::StrCat("no event ", id, " at the given time"), "unique_id");
+    }
+
+    // Search by name prefix.
+    if (const std::string* prefix = Get(p, "search_prefix"); prefix && !prefix->empty()) {
+      if (prefix->size() > 256) Bad("search_prefix", "longer than 256 bytes");
+      const std::vector<bool> names = NamesContaining(t, *prefix, true);
+      const uint64_t limit = std::max<uint64_t>(1, UintParam(p, "limit", kMaxSearchLimit, kMaxSearchLimit));
+      SearchResult r = RunSearch(t, names, tracks, s, std::nullopt, limit);
+      std::sort(r.matches.begin(), r.matches.end(), [](const WindowItem& a, const WindowItem& b) {
+        return a.track != b.track ? a.track < b.track : a.row.ts < b.row.ts;
+      });
+      return Json(XprofAnswer(t, r.matches, false, r.more));
+    }
+
+    // A window: `resolution` bins across the requested span.
+    const uint64_t bins = UintParam(p, "resolution", 8000, kMaxBins);
+    WindowRequest req;
+    req.start = s.start;
+    req.end = s.end;
+    req.resolution = bins == 0 ? 0 : (s.end - s.start) / static_cast<int64_t>(bins);
+    if (!all) req.tracks = tracks;
+    req.limit = kMaxWindowItems;
+    if (req.resolution == 0 && EstimateEvents(t, tracks, s.start, s.end) > kMaxFullDetailEvents) {
+      Bad("resolution", "resolution 0 over this span reads too many events");
+    }
+    absl::StatusOr<WindowResult> res = QueryWindow(t, req);
+    if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
+    return Json(XprofAnswer(t, res->items, false, res->truncated));
+  });
+}
+
+}  // namespace tracetable::serve

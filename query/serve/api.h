@@ -1,0 +1,51 @@
+// The JSON API of `tracetable serve`, independent of the HTTP library: each
+// call takes the query parameters and returns a status, a body and a content
+// type. docs/api.md documents the calls, their parameters and answers.
+#ifndef TRACETABLE_QUERY_SERVE_API_H_
+#define TRACETABLE_QUERY_SERVE_API_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "query/serve/server.h"
+#include "store/table.h"
+
+namespace tracetable::serve {
+
+// Query parameters (a key may repeat), as httplib::Params.
+using Params = std::multimap<std::string, std::string>;
+
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+};
+
+// Answer caps (requests asking for more get the cap and "truncated").
+inline constexpr uint64_t kMaxWindowItems = 500'000;
+inline constexpr uint64_t kMaxBins = 2'000'000;         // (end - start) / resolution
+inline constexpr uint64_t kMaxFullDetailEvents = 4'000'000;  // resolution 0 estimate
+inline constexpr uint64_t kStatsEventCap = 2'000'000;
+inline constexpr uint64_t kMaxSearchLimit = 1000;
+inline constexpr uint64_t kSearchScanBudget = 20'000'000;  // items scanned per call
+
+Reply ErrorReply(int status, std::string_view message, std::string_view parameter = {});
+
+Reply TablesReply(const std::vector<NamedTable>& tables);
+Reply TableReply(const NamedTable& table);
+Reply WindowReply(const Table& table, const Params& params);
+Reply EventReply(const Table& table, const Params& params);
+Reply SearchReply(const Table& table, const Params& params);
+Reply StatsReply(const Table& table, const Params& params);
+// GET /data/plugin/profile/data (XProf / TensorBoard profile plugin).
+Reply XprofReply(const std::vector<NamedTable>& tables, const Params& params);
+
+// The track an event id belongs to, or -1.
+int64_t TrackOfEvent(const Table& table, uint64_t id);
+
+}  // namespace tracetable::serve
+
+#endif  // TRACETABLE_QUERY_SERVE_API_H_
