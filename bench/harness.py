@@ -368,7 +368,7 @@ def measure_tracetable(args, m, tmp):
         res["sweep_one"] = run_sweep("tracetable one track", levels,
                                      qcmd(["--pid", f"{track['pid']}:{track['tid']}"]), parse, tmp,
                                      args.level_budget_s, args.min_samples)
-    if args.cold:
+    if args.cold and args.cold_positions > 0:
         cold_levels = [(w, wins[:args.cold_positions]) for w, wins in levels]
         res["sweep_all_cold"] = run_sweep("tracetable all tracks (cold cache)", cold_levels, qcmd([]), parse,
                                           tmp, args.level_budget_s, args.cold_positions, cold=True)
@@ -568,7 +568,8 @@ def write_report(path_md, path_json, doc):
              f"{mi.get('sqlite3', '')}; {mi.get('python3', '')}. 1-minute load average "
              f"{mi.get('loadavg_at_start', 0):.2f} at start, {mi.get('loadavg_at_end', 0):.2f} at end "
              f"(anything above ~0.5 means other work shared the 2 cores).")
-    L.append(f"Command: `{doc['argv']}` (mode {doc['mode']}, {doc['reps']} repetitions, medians). "
+    L.append(f"Command: `{doc['argv']}` (mode {doc['mode']}, {doc['reps']} repetitions, medians; "
+             f"measurements took {doc.get('elapsed_s', 0):.0f} s). "
              f"Every command line with its timings is in `{os.path.basename(path_json)}`.")
     L.append("")
     if doc.get("cli_missing"):
@@ -627,15 +628,15 @@ def write_report(path_md, path_json, doc):
         L.append(f"## Zoom sweep, {n} events")
         L.append("")
         L.append(f"Windows from the whole span down to 10 µs (÷10 per level), up to {doc['positions']} seeded random "
-                 f"positions per level, resolution = window/2000. tracetable: {tt.get('sweep_mode', '–')}. "
+                 f"positions per level (fewer when a level hits its time budget; n = samples), resolution = window/2000. tracetable: {tt.get('sweep_mode', '–')}. "
                  f"SQLite: one `sqlite3 -json` process per window. Latency in ms (p50 / p99), items = median "
                  f"items returned (tracetable `items`+`summaries` object fields; SQLite rows). One track = "
                  f"`--pid {s['meta']['one_track']['pid']}:{s['meta']['one_track']['tid']}` "
                  f"({s['meta']['one_track']['name']}).")
         L.append("")
-        L.append("| window | n | tt all p50/p99 | tt all items (summaries) | tt one p50/p99 | tt one items | "
-                 "SQLite all p50/p99 | SQLite all rows | SQLite one p50/p99 | SQLite one rows |")
-        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        L.append("| window | tt all p50/p99 (n) | tt all items (summaries) | tt one p50/p99 (n) | tt one items (summaries) | "
+                 "SQLite all p50/p99 (n) | SQLite all rows | SQLite one p50/p99 (n) | SQLite one rows |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
         nlev = max(len(tt.get("sweep_all") or []), len(sq.get("sweep_all") or []))
 
         def cell(rows, i, what):
@@ -643,17 +644,18 @@ def write_report(path_md, path_json, doc):
                 return "–"
             r = rows[i]
             if what == "lat":
-                return f"{f(r['p50_ms'])} / {f(r['p99_ms'])}"
-            it = f(r["items_median"], 0) if isinstance(r["items_median"], float) else f(r["items_median"])
-            if r.get("summaries_median") is not None:
-                it += f" ({f(r['summaries_median'], 0) if isinstance(r['summaries_median'], float) else r['summaries_median']})"
+                return f"{f(r['p50_ms'])} / {f(r['p99_ms'])} ({r['n']})"
+            it = f(float(r["items_median"]), 0) if r["items_median"] is not None else "–"
+            sm = r.get("summaries_median")
+            if sm is not None:
+                it += f" ({f(float(sm), 0)})"
             return it
 
         for i in range(nlev):
             ref = (tt.get("sweep_all") or sq.get("sweep_all"))[i]
             w = ref["window_us"]
             wl = f"{w / 1e6:.3g} s" if w >= 1e6 else f"{w / 1e3:.3g} ms" if w >= 1e3 else f"{w:.3g} µs"
-            L.append(f"| {wl} | {ref['n']} | {cell(tt.get('sweep_all'), i, 'lat')} | {cell(tt.get('sweep_all'), i, 'it')} | "
+            L.append(f"| {wl} | {cell(tt.get('sweep_all'), i, 'lat')} | {cell(tt.get('sweep_all'), i, 'it')} | "
                      f"{cell(tt.get('sweep_one'), i, 'lat')} | {cell(tt.get('sweep_one'), i, 'it')} | "
                      f"{cell(sq.get('sweep_all'), i, 'lat')} | {cell(sq.get('sweep_all'), i, 'it')} | "
                      f"{cell(sq.get('sweep_one'), i, 'lat')} | {cell(sq.get('sweep_one'), i, 'it')} |")
