@@ -148,7 +148,7 @@ void PrintText(const Table& t, uint64_t disk) {
 // Tiles and bytes per section and level: reads every key (a full scan).
 void PrintLevels(const Table& t) {
   struct Acc {
-    uint64_t tiles = 0, bytes = 0, rows = 0;
+    uint64_t tiles = 0, bytes = 0, rows = 0, single = 0;
   };
   std::map<std::pair<char, int>, Acc> acc;
   uint64_t args = 0, args_bytes = 0;
@@ -166,16 +166,18 @@ void PrintLevels(const Table& t) {
       rows.clear();
       if (DecodeTile(std::string_view(it->value().data(), it->value().size()), 0, &rows).ok()) {
         a.rows += rows.size();
+        for (const TileRow& r : rows) a.single += r.count == 1;
       }
     } else if (!key.empty() && key[0] == kArgsPrefix) {
       ++args;
       args_bytes += it->key().size() + it->value().size();
     }
   }
-  std::cout << "  section level  tiles      rows       bytes (uncompressed key+value)\n";
+  std::cout << "  section level  tiles      rows    single       bytes (uncompressed key+value)\n";
   for (const auto& [k, a] : acc) {
-    std::printf("  %-7s %5d %9llu %9llu %11llu\n", k.first == 'E' ? "events" : "summary", k.second,
+    std::printf("  %-7s %5d %9llu %9llu %9llu %11llu\n", k.first == 'E' ? "events" : "summary", k.second,
                 static_cast<unsigned long long>(a.tiles), static_cast<unsigned long long>(a.rows),
+                static_cast<unsigned long long>(a.single),
                 static_cast<unsigned long long>(a.bytes));
   }
   std::printf("  args            %9llu %9s %11llu\n", static_cast<unsigned long long>(args), "",

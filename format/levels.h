@@ -20,11 +20,13 @@
 
 namespace tracetable {
 
-constexpr int kMaxLevels = 22;  // Resolution(21) = 4^20 ns ~ 18 min
+// Each level is 2^kLevelShift times coarser than the one below.
+constexpr int kLevelShift = 3;
+constexpr int kMaxLevels = 16;  // Resolution(15) = 8^14 ns ~ 12 h
 constexpr size_t kMaxRowsPerTile = 1024;
 
 constexpr int64_t Resolution(int level) {
-  return level <= 0 ? 0 : int64_t{1000} << (2 * (level - 1));
+  return level <= 0 ? 0 : int64_t{1000} << (kLevelShift * (level - 1));
 }
 
 // Class of a duration in ps, capped at num_levels - 1.

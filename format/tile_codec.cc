@@ -38,10 +38,16 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
     tile.add_ts_delta(r.ts - prev_ts);
     prev_ts = r.ts;
   }
+  // Summary rows have no id: they take delta 0 and do not move the base, so
+  // ids of the events around them stay small deltas.
   bool any_id = false;
   for (const TileRow& r : rows) any_id |= (r.id != 0);
   if (any_id) {
     for (const TileRow& r : rows) {
+      if (r.count > 1) {
+        tile.add_id_delta(0);
+        continue;
+      }
       tile.add_id_delta(static_cast<int64_t>(r.id - prev_id));
       prev_id = r.id;
     }
@@ -58,8 +64,12 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
   PutColumn(rows, tile.mutable_value(), [](const TileRow& r) { return r.value; });
   if (summary) {
     PutColumn(rows, tile.mutable_count(), [](const TileRow& r) { return r.count; });
-    PutColumn(rows, tile.mutable_covered(), [](const TileRow& r) { return r.covered; });
-    PutColumn(rows, tile.mutable_longest_dur(), [](const TileRow& r) { return static_cast<uint64_t>(r.longest_dur); });
+    // For a single event both equal its duration; only summaries store them.
+    PutColumn(rows, tile.mutable_covered(),
+              [](const TileRow& r) { return r.count > 1 ? r.covered : uint64_t{0}; });
+    PutColumn(rows, tile.mutable_longest_dur(), [](const TileRow& r) {
+      return r.count > 1 ? static_cast<uint64_t>(r.longest_dur) : uint64_t{0};
+    });
   }
   return tile.SerializeAsString();
 }
@@ -88,7 +98,8 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
     TileRow& r = (*out)[base + i];
     ts += tile.ts_delta(i);
     r.ts = ts;
-    if (!tile.id_delta().empty()) {
+    if (!tile.count().empty()) r.count = tile.count(i);
+    if (!tile.id_delta().empty() && r.count <= 1) {
       id += static_cast<uint64_t>(tile.id_delta(i));
       r.id = id;
     }
@@ -102,10 +113,9 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
     if (!tile.flow_out().empty()) r.flow_out = tile.flow_out(i);
     if (!tile.flow_in().empty()) r.flow_in = tile.flow_in(i);
     if (!tile.value().empty()) r.value = tile.value(i);
-    if (!tile.count().empty()) r.count = tile.count(i);
     if (!tile.covered().empty()) r.covered = tile.covered(i);
     if (!tile.longest_dur().empty()) r.longest_dur = static_cast<int64_t>(tile.longest_dur(i));
-    if (r.count <= 1 && r.longest_dur == 0) {
+    if (r.count <= 1) {
       r.covered = static_cast<uint64_t>(r.dur);
       r.longest_dur = r.dur;
     }

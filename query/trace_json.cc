@@ -123,6 +123,10 @@ void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, s
   out->append(",\"name\":");
   if (tr.kind() == proto::Track::COUNTER) {
     AppendJsonString(out, tr.name());
+    if (r.cat != 0) {
+      out->append(",\"cat\":");
+      AppendJsonString(out, t.String(r.cat));
+    }
     out->append(",\"args\":{");
     AppendJsonString(out, tr.series());
     out->push_back(':');
