@@ -299,6 +299,16 @@ absl::Status EventParser::SimdError(error_code err, const char* at) const {
 
 // ---------------------------------------------------------------- parsing
 
+namespace {
+EventParser::TimeField PresentTime(std::string_view text, const char* at) {
+  EventParser::TimeField f;
+  f.text = text;
+  f.at = at;
+  f.present = true;
+  return f;
+}
+}  // namespace
+
 absl::Status EventParser::Parse(const char* p, size_t n, const char* alloc_end,
                                 uint64_t offset) {
   text_ = p;
@@ -422,7 +432,7 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
   switch (t) {
     case od::json_type::number: {
       std::string_view text = TrimRight(v.raw_json_token());
-      *out = TimeField{text, at, true};
+      *out = PresentTime(text, at);
       // The fast path accepts only JSON-valid text (but for leading zeros),
       // so the general syntax check is needed only when it declines.
       if (std::optional<NsPs> fast = FastMicros(text);
@@ -438,7 +448,7 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
       // Some generators quote their numbers; the text is checked when used.
       std::string_view text;
       if (auto e = v.get_string().get(text)) return SimdError(e, at);
-      *out = TimeField{text, at, true};
+      *out = PresentTime(text, at);
       return absl::OkStatus();
     }
     case od::json_type::null:

@@ -372,18 +372,19 @@ std::optional<SyntaxError> SyntaxChecker::Number(bool* stop) {
 }
 
 std::optional<SyntaxError> SyntaxChecker::Literal(bool* stop) {
-  std::string_view word = t_[i_] == 't' ? "true" : t_[i_] == 'f' ? "false" : "null";
-  for (size_t k = 0; k < word.size(); ++k) {
+  const char* word = t_[i_] == 't' ? "'true'" : t_[i_] == 'f' ? "'false'" : "'null'";
+  const size_t len = std::strlen(word) - 2;  // without the quotes
+  for (size_t k = 0; k < len; ++k) {
     if (i_ + k >= t_.size()) {
       *stop = true;
-      return AtEnd(std::string("'") + std::string(word) + "'");
+      return AtEnd(word);
     }
-    if (t_[i_ + k] != word[k]) {
+    if (t_[i_ + k] != word[k + 1]) {
       *stop = true;
-      return Fail(i_ + k, std::string("'") + std::string(word) + "'");
+      return Fail(i_ + k, word);
     }
   }
-  i_ += word.size();
+  i_ += len;
   return std::nullopt;
 }
 
