@@ -31,8 +31,27 @@ COMMANDS = []  # every command line run, with its measurements
 NOTES = []
 
 
+FAILURES = []
+
+
 def log(msg):
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def fail(msg):
+    """A measurement that could not be taken: noted in the report, logged,
+    and the run exits non-zero."""
+    log("ERROR: " + msg)
+    NOTES.append(msg)
+    FAILURES.append(msg)
+
+
+def rc_text(r):
+    rc = r["rc"]
+    if rc < 0 or rc > 128:
+        sig = -rc if rc < 0 else rc - 128
+        return f"rc {rc} (signal {sig})" if rc != -9 else "timeout"
+    return f"rc {rc}"
 
 
 def drop_caches():
@@ -201,7 +220,7 @@ def run_sweep(name, levels, make_cmd, parse, tmp, budget_s, min_samples, cold=Fa
             if r["rc"] != 0:
                 errors += 1
                 if errors == 1:
-                    NOTES.append(f"{name}: query failed (rc {r['rc']}): {r.get('stderr', '')[-300:]}")
+                    fail(f"{name}: query failed, {rc_text(r)}: {r.get('stderr', '')[-300:]}")
                 if errors >= 3:
                     break
                 continue
@@ -278,7 +297,7 @@ def measure_tracetable(args, m, tmp):
             shutil.rmtree(table, ignore_errors=True)
             r = run([cli, "ingest", js, "-o", table] + extra, f"ingest ({label})")
             if r["rc"] != 0:
-                NOTES.append(f"ingest ({label}) failed rc={r['rc']}: {r.get('stderr', '')[-500:]}")
+                fail(f"ingest ({label}) failed, {rc_text(r)}: {r.get('stderr', '')[-500:]}")
                 break
             runs.append(r)
         if not runs:
@@ -297,6 +316,7 @@ def measure_tracetable(args, m, tmp):
     r = run([cli, "ingest", js, "-o", table], "ingest (default, table for queries)")
     if r["rc"] != 0:
         res["error"] = "ingest failed; no table to query"
+        fail(f"ingest failed ({rc_text(r)}): no table, so no query measurements")
         return res
     res["table"] = table
     res["disk_bytes"] = du_bytes(table)
@@ -308,7 +328,8 @@ def measure_tracetable(args, m, tmp):
         with open(info_out) as f:
             res["info"] = json.load(f)
     except (OSError, ValueError):
-        res["info"] = {"error": f"rc={r['rc']}"}
+        res["info"] = {"error": rc_text(r)}
+        fail(f"tracetable info --json failed or printed no JSON ({rc_text(r)})")
 
     info_runs = [run([cli, "info", table, "--json"], "info (process start + open floor)") for _ in range(args.reps)]
     res["info_ms"] = median([r["wall_s"] * 1000 for r in info_runs])
@@ -325,7 +346,7 @@ def measure_tracetable(args, m, tmp):
             r = run(whole(cold), f"first whole-trace window ({'cold' if cold else 'warm'} cache, fresh process)",
                     stdout_path=out, cold=cold)
             if r["rc"] != 0:
-                NOTES.append(f"query failed rc={r['rc']}: {r.get('stderr', '')[-500:]}")
+                fail(f"first-window query failed, {rc_text(r)}: {r.get('stderr', '')[-500:]}")
                 break
             parsed = tracetable_result(out)
             runs.append(r)
@@ -433,7 +454,7 @@ def measure_plain_viewer(args, m, tmp):
         r = run(["python3", PLAIN_VIEWER, m["json_path"], fmt_us(m["start_us"]), fmt_us(m["end_us"])],
                 "plain-viewer model: json.load + filter whole window", stdout_path=out)
         if r["rc"] != 0:
-            NOTES.append(f"plain viewer failed: {r.get('stderr', '')[-300:]}")
+            fail(f"plain viewer failed, {rc_text(r)}: {r.get('stderr', '')[-300:]}")
             break
         with open(out) as f:
             parsed = json.load(f)
@@ -470,7 +491,7 @@ def measure_sqlite(args, m, tmp):
             os.unlink(db)
         r = run(["sqlite3", db, "-init", script, ".quit"], "sqlite load (.import CSV, index, ANALYZE)")
         if r["rc"] != 0:
-            NOTES.append(f"sqlite load failed: {r.get('stderr', '')[-300:]}")
+            fail(f"sqlite load failed, {rc_text(r)}: {r.get('stderr', '')[-300:]}")
             return {"error": True}
         runs.append(r)
     wall = median([r["wall_s"] for r in runs])
@@ -749,6 +770,9 @@ def main():
     if not have_cli:
         log("ERROR: " + NOTES[0])
         return 3
+    if FAILURES:
+        log(f"ERROR: {len(FAILURES)} measurement(s) failed; first: {FAILURES[0][:300]}")
+        return 4
     return 0
 
 
