@@ -268,6 +268,10 @@ absl::Status EventParser::ErrorAt(const char* at, std::string_view expected,
 }
 
 absl::Status EventParser::SimdError(error_code err, const char* at) const {
+  if (batch_mode_) {
+    batch_json_error_ = true;
+    return absl::InvalidArgumentError("JSON error in a batch (reread)");
+  }
   // simdjson says what is wrong but not exactly where; the grammar checker
   // finds the first syntax error, and the UTF-8 scan the first bad byte.
   std::string_view text(text_, text_len_);
@@ -321,8 +325,13 @@ absl::Status EventParser::Parse(const char* p, size_t n, const char* alloc_end,
   }
   od::object obj;
   if (auto e = doc.get_object().get(obj)) return SimdError(e, p);
+  return ParseObject(obj, p, doc);
+}
+
+absl::Status EventParser::ParseObject(od::object& obj, const char* at,
+                                      od::document& doc) {
   RawEvent ev;
-  ev.at = p;
+  ev.at = at;
   for (auto fr : obj) {
     od::field f;
     if (auto e = std::move(fr).get(f)) {
@@ -333,6 +342,59 @@ absl::Status EventParser::Parse(const char* p, size_t n, const char* alloc_end,
     if (absl::Status s = ReadField(f, ev); !s.ok()) return s;
   }
   return Emit(ev);
+}
+
+absl::Status EventParser::ParseBatch(const char* p, size_t n,
+                                     const char* alloc_end, uint64_t offset,
+                                     const char** resume) {
+  text_ = p;
+  text_len_ = n;
+  alloc_end_ = alloc_end;
+  offset_ = offset;
+  *resume = nullptr;
+  batch_mode_ = true;
+  batch_json_error_ = false;
+  const char* last_start = nullptr;  // the last element fully handled
+  // Where a reread starts: right after the last element handled.
+  auto stop = [&]() {
+    batch_mode_ = false;
+    if (last_start == nullptr) {
+      *resume = p + 1;
+    } else {
+      ScanState st;
+      *resume = last_start + ScanValue(st, last_start, static_cast<size_t>(p + n - last_start));
+    }
+    return absl::OkStatus();
+  };
+  od::document doc;
+  od::array arr;
+  if (parser_.iterate(p, n, static_cast<size_t>(alloc_end - p)).get(doc) ||
+      doc.get_array().get(arr)) {
+    return stop();
+  }
+  for (auto er : arr) {
+    od::value v;
+    od::json_type t;
+    if (std::move(er).get(v) || v.type().get(t)) return stop();
+    const char* at = v.raw_json_token().data();
+    absl::Status s;
+    if (t == od::json_type::object) {
+      od::object obj;
+      if (v.get_object().get(obj)) return stop();
+      s = ParseObject(obj, at, doc);
+    } else {
+      s = Skim(v, 0);
+      if (s.ok()) sink_->CountSkipped("traceEvents element that is not an object");
+    }
+    if (batch_json_error_) return stop();
+    if (!s.ok()) {
+      batch_mode_ = false;
+      return s;
+    }
+    last_start = at;
+  }
+  batch_mode_ = false;
+  return absl::OkStatus();
 }
 
 absl::Status EventParser::ReadField(od::field& f, RawEvent& ev) {

@@ -48,6 +48,16 @@ class EventParser {
   absl::Status Parse(const char* p, size_t n, const char* alloc_end,
                      uint64_t offset);
 
+  // Parses a run of elements of the traceEvents array at once: [p, p + n)
+  // is "[" element, element, ... "]" (the reader brackets the run in place),
+  // offset is the stream offset of p[0]. Objects are events; other elements
+  // are validated and counted as skipped. On a JSON syntax or encoding
+  // error it returns OK and sets *resume to the end of the last element it
+  // emitted (p + 1 if none): the reader rereads from there one event at a
+  // time, which reports the error precisely. Otherwise *resume is null.
+  absl::Status ParseBatch(const char* p, size_t n, const char* alloc_end,
+                          uint64_t offset, const char** resume);
+
   // Reports what was accumulated over the input (e.g. X events without dur)
   // with Warn. Call once at the end.
   void Finish();
@@ -82,6 +92,9 @@ class EventParser {
 
  private:
   using Ondemand = simdjson::ondemand::value;
+
+  absl::Status ParseObject(simdjson::ondemand::object& obj, const char* at,
+                           simdjson::ondemand::document& doc);
 
   // Field readers: each validates the value it consumes.
   absl::Status ReadField(simdjson::ondemand::field& field, RawEvent& ev);
@@ -129,6 +142,9 @@ class EventParser {
   size_t text_len_ = 0;
   const char* alloc_end_ = nullptr;
   uint64_t offset_ = 0;          // stream offset of text_[0]
+  // In ParseBatch, JSON errors only mark the batch for a careful reread.
+  bool batch_mode_ = false;
+  mutable bool batch_json_error_ = false;
 
   InternCache strings_;
   ThreadTrackCache threads_;

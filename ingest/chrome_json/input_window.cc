@@ -11,23 +11,24 @@ InputWindow::InputWindow(ByteSource* source, size_t chunk_bytes)
 }
 
 void InputWindow::Reserve(size_t needed) {
-  size_t want = needed + kPadding;
+  size_t want = kFront + needed + kPadding;
   if (want <= cap_) return;
   // Grow geometrically for few copies, but by at most 64 MiB at a time so a
   // large event does not double the memory it needs.
   size_t cap = std::max(want, std::min(cap_ * 2, cap_ + (size_t{64} << 20)));
   std::unique_ptr<char[]> bigger(new char[cap]);
-  if (end_ > 0) std::memcpy(bigger.get(), buf_.get(), end_);
+  std::memset(bigger.get(), 0, kFront);
+  if (end_ > 0) std::memcpy(bigger.get() + kFront, buf_.get() + kFront, end_);
   // Padding bytes are never part of the input; zero them so tools like
   // valgrind see defined memory when simdjson reads past the end.
-  std::memset(bigger.get() + end_, 0, cap - end_);
+  std::memset(bigger.get() + kFront + end_, 0, cap - kFront - end_);
   buf_ = std::move(bigger);
   cap_ = cap;
 }
 
 absl::StatusOr<bool> InputWindow::Refill(size_t keep_from) {
   if (keep_from > 0) {
-    std::memmove(buf_.get(), buf_.get() + keep_from, end_ - keep_from);
+    std::memmove(buf_.get() + kFront, buf_.get() + kFront + keep_from, end_ - keep_from);
     end_ -= keep_from;
     base_ += keep_from;
   }
@@ -38,7 +39,7 @@ absl::StatusOr<bool> InputWindow::Refill(size_t keep_from) {
   size_t got_total = 0;
   while (got_total < chunk_) {
     absl::StatusOr<size_t> got =
-        source_->Read(buf_.get() + end_, cap_ - kPadding - end_);
+        source_->Read(buf_.get() + kFront + end_, cap_ - kFront - kPadding - end_);
     if (!got.ok()) return got.status();
     if (*got == 0) {
       eof_ = true;

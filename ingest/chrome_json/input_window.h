@@ -6,7 +6,9 @@
 // Contract:
 //  - data()[0, size()) are stream bytes starting at stream offset base().
 //  - At least kPadding readable bytes are allocated past size(), as
-//    simdjson requires to parse in place (their content is arbitrary).
+//    simdjson requires to parse in place (their content is arbitrary), and
+//    kFront writable bytes before data(), so a run of events can be
+//    bracketed as "[...]" in place.
 //  - Refill(keep_from) drops bytes before keep_from (so every index the
 //    caller holds must be reduced by keep_from), then appends one chunk.
 //    It returns false at the end of the stream.
@@ -24,11 +26,15 @@ namespace tracetable::chrome_json {
 
 class InputWindow {
  public:
-  static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
+  static constexpr size_t kPadding = 128;  // >= SIMDJSON_PADDING + 1
+  static constexpr size_t kFront = 8;
 
   InputWindow(ByteSource* source, size_t chunk_bytes);
 
-  const char* data() const { return buf_.get(); }
+  const char* data() const { return buf_.get() + kFront; }
+  // The reader may overwrite data()[-1 .. size()] temporarily (restoring
+  // them before the next Refill).
+  char* mutable_data() { return buf_.get() + kFront; }
   size_t size() const { return end_; }
   uint64_t base() const { return base_; }
   // End of the allocation: parsers may read (not use) bytes up to here.

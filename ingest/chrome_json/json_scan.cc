@@ -1,5 +1,6 @@
 #include "ingest/chrome_json/json_scan.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <cctype>
@@ -201,9 +202,76 @@ size_t ScanContainer(ScanState& st, const char* p, size_t n) {
   }
   return n;
 }
+size_t ScanElementsSimd(const char* p, size_t n) {
+  uint32_t depth = 0;
+  bool in_str = false, carry = false;
+  size_t last_end = 0;
+  for (size_t i = 0; i < n; i += 64) {
+    const size_t valid = std::min<size_t>(64, n - i);
+    const char* block = p + i;
+    alignas(16) char tail[64];
+    if (valid < 64) {
+      std::memset(tail, ' ', sizeof tail);
+      std::memcpy(tail, p + i, valid);
+      block = tail;
+    }
+    BlockMasks m = Classify64(block);
+    const uint64_t escaped = EscapedBits(m.backslash, carry);
+    const uint64_t in_string = PrefixXor(m.quote & ~escaped) ^ (in_str ? ~0ULL : 0ULL);
+    uint64_t brackets = (m.open | m.close) & ~in_string;
+    if (valid < 64) brackets &= (1ULL << valid) - 1;
+    while (brackets != 0) {
+      const int k = __builtin_ctzll(brackets);
+      brackets &= brackets - 1;
+      if ((m.open >> k) & 1) {
+        ++depth;
+      } else if (depth == 0) {
+        return last_end;  // the array's own ']' (or a stray closer)
+      } else if (--depth == 0) {
+        last_end = i + static_cast<size_t>(k) + 1;
+      }
+    }
+    in_str = (in_string >> 63) & 1;
+  }
+  return last_end;
+}
 #endif  // __SSE2__
 
 }  // namespace
+
+size_t ScanCompleteElementsBytes(const char* p, size_t n) {
+  uint32_t depth = 0;
+  bool in_str = false, escape = false;
+  size_t last_end = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = p[i];
+    if (in_str) {
+      if (escape) {
+        escape = false;
+      } else if (c == '\\') {
+        escape = true;
+      } else if (c == '"') {
+        in_str = false;
+      }
+    } else if (c == '"') {
+      in_str = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return last_end;
+      if (--depth == 0) last_end = i + 1;
+    }
+  }
+  return last_end;
+}
+
+size_t ScanCompleteElements(const char* p, size_t n) {
+#if defined(__SSE2__)
+  return ScanElementsSimd(p, n);
+#else
+  return ScanCompleteElementsBytes(p, n);
+#endif
+}
 
 size_t ScanValue(ScanState& st, const char* p, size_t n) {
   size_t i = 0;

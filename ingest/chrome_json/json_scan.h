@@ -37,6 +37,15 @@ struct ScanState {
 // and the next call continues where this one stopped.
 size_t ScanValue(ScanState& st, const char* p, size_t n);
 
+// For text that continues a JSON array (p at the start of an element):
+// the length up to and including the closing bracket of the last element
+// that ends within p[0, n) with '}' or ']', stopping early at the array's
+// own ']'. 0 when no element ends in the text. Lets the reader hand a whole
+// run of events to simdjson at once.
+size_t ScanCompleteElements(const char* p, size_t n);
+// The same, a byte at a time (the portable version; tests compare the two).
+size_t ScanCompleteElementsBytes(const char* p, size_t n);
+
 struct SyntaxError {
   size_t offset = 0;      // into the text
   std::string expected;   // "',' or '}'"

@@ -134,3 +134,33 @@ TEST(FastMicros, AgreesWithParseMicros) {
 
 }  // namespace
 }  // namespace tracetable::chrome_json
+
+namespace tracetable::chrome_json {
+namespace {
+
+TEST(JsonScan, CompleteElementsSimdMatchesBytes) {
+  std::mt19937_64 rng(3);
+  // Backslashes and quotes only inside whole strings, as in any JSON text
+  // (outside strings the two scanners may differ, harmlessly).
+  const std::string pieces[] = {"{", "}", "[", "]", ",", "a", " ", "\"x\\\"}\"", "\"\\\\\"",
+                                "\"[{\"", "\"\\\\\\\"]\"",
+                                R"({"ph":"X","name":"a\\","args":{"k":[1,{"z":"]"}]}})"};
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    int n = static_cast<int>(rng() % 60);
+    for (int i = 0; i < n; ++i) text += pieces[rng() % std::size(pieces)];
+    SCOPED_TRACE(text);
+    // Give the SIMD version buffers with readable slack after the text.
+    std::string padded = text + std::string(64, ' ');
+    EXPECT_EQ(ScanCompleteElements(padded.data(), text.size()),
+              ScanCompleteElementsBytes(text.data(), text.size()));
+  }
+  std::string events = R"({"a":"}"},{"b":[1,2]} , {"c":{}}] trailing)";
+  EXPECT_EQ(ScanCompleteElements(events.data(), events.size()), events.rfind(']'));
+  std::string cut = R"({"a":1},{"b":)";
+  EXPECT_EQ(ScanCompleteElements(cut.data(), cut.size()), 7u);
+  EXPECT_EQ(ScanCompleteElements(cut.data() + 8, cut.size() - 8), 0u);
+}
+
+}  // namespace
+}  // namespace tracetable::chrome_json
