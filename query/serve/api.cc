@@ -595,7 +595,8 @@ Reply EventReply(const Table& t, const Params& p) {
     absl::StatusOr<std::string> args = t.Args(id);
     if (!args.ok()) {
       if (absl::IsNotFound(args.status())) {
-        return ErrorReply(404, absl::StrCat("event ", id, " has no arguments"), "id");
+        // The event exists (its id is in a track's range) but has none.
+        return Json(absl::StrCat("{\"id\":", id, ",\"track\":", track, ",\"args\":{}}\n"));
       }
       return ErrorReply(500, Sv(args.status().message()));
     }

@@ -89,6 +89,18 @@ struct Server::Impl {
   }
 
   void Routes() {
+    // httplib prefers brotli when a browser offers it, at a quality that takes
+    // seconds per megabyte: offer it gzip only (level 6, ~40 MB/s).
+    http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+      auto& headers = const_cast<httplib::Request&>(req).headers;  // the request is ours to edit
+      auto it = headers.find("Accept-Encoding");
+      if (it != headers.end()) {
+        const bool gzip = it->second.find("gzip") != std::string::npos;
+        headers.erase(it);
+        if (gzip) headers.emplace("Accept-Encoding", "gzip");
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
     for (size_t i = 0; i < kNumViewerAssets; ++i) {
       const ViewerAsset& a = kViewerAssets[i];
       const std::string route = a.path == std::string_view("index.html") ? "/" : absl::StrCat("/", Av(a.path));
@@ -97,6 +109,10 @@ struct Server::Impl {
         res.set_content(reinterpret_cast<const char*>(a.data), a.size, a.content_type);
       });
     }
+    http.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 301;
+      res.set_header("Location", "/favicon.svg");
+    });
     http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
       Send(res, Reply{200, absl::StrCat("{\"ok\":true,\"tables\":", tables.size(), "}\n")});
     });

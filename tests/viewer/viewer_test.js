@@ -1,0 +1,182 @@
+// Browser test of the built-in viewer: builds a sample table, starts
+// `tracetable serve` on a free port, drives headless Chromium with
+// playwright-core and checks that the page renders, zooms with finer
+// requests, shows an event's arguments and lands on search matches.
+// Screenshots go to tests/viewer/artifacts/.
+//
+// usage: node viewer_test.js [BUILD_DIR]   (run.sh installs what it needs)
+'use strict';
+
+const { chromium } = require('playwright-core');
+const { spawn, execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const repo = path.resolve(__dirname, '..', '..');
+const build = path.resolve(process.argv[2] || process.env.TT_BUILD || path.join(repo, 'build'));
+const tracetable = path.join(build, 'cli', 'tracetable');
+const gen = path.join(build, 'bench', 'tt_gen_trace');
+const artifacts = path.join(__dirname, 'artifacts');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+function check(cond, msg) {
+  if (!cond) throw new Error('check failed: ' + msg);
+  console.log('ok -', msg);
+}
+
+async function waitFor(page, fn, arg, what, timeout = 20000) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling: 50 });
+  } catch (e) {
+    const tt = await page.evaluate(() => ({ ...window.__tt, S: undefined, requests: window.__tt.requests.slice(-5) }));
+    throw new Error(`timed out waiting for ${what}; __tt=${JSON.stringify(tt)}`);
+  }
+}
+
+const idle = () => window.__tt.inflight === 0 && window.__tt.ready;
+
+function makeSample(dir) {
+  const trace = path.join(dir, 'sample.json');
+  const table = path.join(dir, 'sample.tracetable');
+  if (fs.existsSync(gen)) {
+    execFileSync(gen, ['--events', '200000', '--hosts', '2', '--devices', '2', '--seed', '1', '-o', trace], { stdio: 'ignore' });
+  } else {
+    // No bench build: a small nested trace written here.
+    const ev = [];
+    for (let p = 1; p <= 2; p++) {
+      ev.push({ ph: 'M', name: 'process_name', pid: p, tid: 0, args: { name: `host-${p}` } });
+      for (let t = 1; t <= 3; t++) {
+        let ts = 0;
+        for (let i = 0; i < 4000; i++) {
+          const d = 20 + ((i * 7919 + t * 31) % 200);
+          ev.push({ ph: 'X', pid: p, tid: t, ts, dur: d, name: `step.${i % 50}`, args: { i } });
+          ev.push({ ph: 'X', pid: p, tid: t, ts: ts + 2, dur: d / 3, name: `fusion.${i % 97}`, args: { i, k: 'v' } });
+          ts += d + 5;
+        }
+      }
+    }
+    fs.writeFileSync(trace, JSON.stringify({ traceEvents: ev }));
+  }
+  execFileSync(tracetable, ['ingest', trace, '-o', table, '--force', '-q']);
+  return table;
+}
+
+function startServer(table) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(tracetable, ['serve', table, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('server did not start: ' + out)), 15000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /serving .* at (http:\/\/[^ ]+\/)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ proc, url: m[1] }); }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+  });
+}
+
+async function main() {
+  const t0 = Date.now();
+  fs.mkdirSync(artifacts, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tt-viewer-'));
+  const table = makeSample(dir);
+  const { proc, url } = await startServer(table);
+  let browser;
+  const errors = [];
+  try {
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
+    });
+    const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+    await page.goto(url);
+
+    // 1. First render.
+    await waitFor(page, () => window.__tt.ready && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render');
+    const first = await page.evaluate(() => ({ drawn: window.__tt.eventsDrawn, reqs: window.__tt.requests.map((r) => ({ ...r })) }));
+    check(first.reqs.length >= 1 && first.reqs[0].status === 200, `first window request answered (${first.reqs[0].url})`);
+    check(first.drawn > 100, `first render drew ${first.drawn} events/summaries`);
+    await page.screenshot({ path: path.join(artifacts, '01-initial.png') });
+
+    // 2. Zoom in three steps with the keyboard (around the plot's middle).
+    const box = await page.locator('#tracks').boundingBox();
+    await page.mouse.move(box.x + 220 + (box.width - 220) * 0.13, box.y + 60);
+    let lastRes = first.reqs[first.reqs.length - 1].resolution_us;
+    for (let step = 1; step <= 3; step++) {
+      const before = await page.evaluate(() => window.__tt.requests.length);
+      await page.keyboard.press('w');
+      await page.keyboard.press('w');
+      await waitFor(page, (n) => window.__tt.requests.length > n && window.__tt.inflight === 0 &&
+        window.__tt.requests[window.__tt.requests.length - 1].status === 200, before, `zoom step ${step} answer`);
+      const st = await page.evaluate(() => ({ res: window.__tt.requests[window.__tt.requests.length - 1].resolution_us,
+        drawn: window.__tt.eventsDrawn }));
+      check(st.res < lastRes / 2, `zoom step ${step}: resolution ${st.res.toFixed(4)} us < ${(lastRes / 2).toFixed(4)} us`);
+      check(st.drawn > 0, `zoom step ${step}: drew ${st.drawn} items`);
+      lastRes = st.res;
+    }
+    await page.screenshot({ path: path.join(artifacts, '02-zoomed.png') });
+
+    // 3. Click an event: the details panel shows it and its arguments.
+    const target = await page.evaluate(() => window.__tt.visibleEvent(8));
+    check(target !== null, `an event is on screen to click (${target && target.name})`);
+    await page.mouse.click(target.x, target.y);
+    await waitFor(page, () => window.__tt.argsShown > 0 && document.getElementById('args') &&
+      document.getElementById('args').textContent !== 'loading…', null, 'event arguments');
+    const details = await page.evaluate(() => ({ sel: window.__tt.selected, text: document.getElementById('details').innerText }));
+    check(details.sel && details.sel.id === target.id, `clicked event ${target.id} is selected`);
+    check(details.text.includes(target.name), 'details panel names the event');
+    const argsText = await page.locator('#args').innerText();
+    check(argsText.startsWith('{') || argsText === '(no arguments)', `arguments shown: ${argsText.slice(0, 60).replace(/\s+/g, ' ')}`);
+    await page.screenshot({ path: path.join(artifacts, '03-details.png') });
+
+    // 4. Search and land on matches.
+    const name = fs.existsSync(gen) ? 'all-reduce' : 'fusion.3';
+    await page.fill('#search', name);
+    await page.press('#search', 'Enter');
+    await waitFor(page, () => window.__tt.searchLanded >= 1, null, 'first search match');
+    await waitFor(page, idle, null, 'window after search');
+    await waitFor(page, () => window.__tt.selected && window.__tt.lastMatch && window.__tt.selected.id === window.__tt.lastMatch.id,
+      null, 'match selected');
+    let m = await page.evaluate(() => ({ last: window.__tt.lastMatch, view: window.__tt.S.view, count: document.getElementById('search-count').textContent }));
+    check(m.last.name.toLowerCase().includes(name), `landed on match "${m.last.name}" (${m.count})`);
+    check(m.view[0] <= m.last.ts && m.last.ts <= m.view[1], 'the match is inside the view');
+    await page.press('#search', 'Enter');
+    await waitFor(page, () => window.__tt.searchLanded >= 2, null, 'second search match');
+    await waitFor(page, idle, null, 'window after second match');
+    const m2 = await page.evaluate(() => ({ last: window.__tt.lastMatch, view: window.__tt.S.view, drawn: window.__tt.eventsDrawn }));
+    check(m2.last.index === 1 && m2.last.ts >= m.last.ts, `next match #2 at or after the first (${m2.last.name})`);
+    check(m2.view[0] <= m2.last.ts && m2.last.ts <= m2.view[1] && m2.drawn > 0, 'second match in view and drawn');
+    await page.screenshot({ path: path.join(artifacts, '04-search.png') });
+
+    // 5. Stats for the visible range; the URL hash keeps the view.
+    await page.click('.tabs button[data-tab="stats"]');
+    await waitFor(page, () => window.__tt.statsLoaded > 0, null, 'stats');
+    const rows = await page.locator('#stats .stats-table tr').count();
+    check(rows > 1, `stats panel lists ${rows - 1} names`);
+    await page.keyboard.press('0');
+    await waitFor(page, () => window.__tt.inflight === 0 && /start=/.test(location.hash), null, 'hash');
+    await page.waitForTimeout(400);
+    const hash = await page.evaluate(() => location.hash);
+    check(/table=sample/.test(hash) && /end=/.test(hash), `URL hash keeps the view (${hash.slice(0, 80)})`);
+    await page.screenshot({ path: path.join(artifacts, '05-stats.png') });
+
+    const reqs = await page.evaluate(() => window.__tt.requests.length);
+    console.log(`window requests: ${reqs}, dropped stale: ${await page.evaluate(() => window.__tt.dropped)}`);
+    check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
+    console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    if (browser) await browser.close();
+    proc.kill('SIGINT');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error('FAIL:', e.message);
+  process.exit(1);
+});
