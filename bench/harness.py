@@ -622,8 +622,8 @@ def write_report(path_md, path_json, doc):
     row("first whole-trace window, fresh process, warm cache", lambda s: f(s["tracetable"]["first_window_warm"]["wall_ms"], 1, " ms"))
     row("first whole-trace window, fresh process, cold cache", lambda s: f(s["tracetable"]["first_window_cold"]["wall_ms"], 1, " ms"))
     row("first window: peak RSS", lambda s: f(mib(s["tracetable"]["first_window_warm"]["max_rss_kb"]), 0, " MiB"))
-    row("first window: items / summaries", lambda s: f"{s['tracetable']['first_window_warm']['tracetable'].get('items', '–')} / "
-        f"{s['tracetable']['first_window_warm']['tracetable'].get('summaries', '–')}")
+    row("first window: items / summaries", lambda s: f"{f(s['tracetable']['first_window_warm']['tracetable'].get('items'))} / "
+        f"{f(s['tracetable']['first_window_warm']['tracetable'].get('summaries'))}")
     row("sweep p99 all tracks (worst level)", lambda s: f(max(r["p99_ms"] for r in s["tracetable"]["sweep_all"] if r["p99_ms"] is not None), 1, " ms"))
     row("sweep p99 one track (worst level)", lambda s: f(max(r["p99_ms"] for r in s["tracetable"]["sweep_one"] if r["p99_ms"] is not None), 1, " ms"))
     row("plain viewer (json.load): first window", lambda s: f(s["plain_viewer"]["wall_ms"], 0, " ms"))
@@ -741,7 +741,10 @@ def main():
         NOTES.append(msg)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     host = socket.gethostname()
-    base = os.path.join(args.results, f"{date}-{host}")
+    # The default mode owns <date>-<host>; --quick (CI) and --big get a suffix
+    # so they do not overwrite it.
+    suffix = "" if args.mode == "default" else f"-{args.mode}"
+    base = os.path.join(args.results, f"{date}-{host}{suffix}")
     doc = {"date": date, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine_info(), "argv": args.argv, "mode": args.mode, "reps": args.reps,
            "positions": args.positions, "small_budget": args.small_budget, "cli": args.cli,
