@@ -208,7 +208,7 @@ def run_sweep(name, levels, make_cmd, parse, tmp, budget_s, min_samples, cold=Fa
     min_samples windows)."""
     rows = []
     for w, wins in levels:
-        lat, items, rss, errors = [], [], [], 0
+        lat, cpu, items, rss, errors = [], [], [], [], 0
         extra = {}
         t_level = time.perf_counter()
         for i, (a, b) in enumerate(wins):
@@ -225,6 +225,7 @@ def run_sweep(name, levels, make_cmd, parse, tmp, budget_s, min_samples, cold=Fa
                     break
                 continue
             lat.append(r["wall_s"] * 1000)
+            cpu.append(r["cpu_s"] * 1000 if r.get("cpu_s") is not None else None)
             rss.append(r.get("max_rss_kb"))
             p = parse(out)
             items.append(p.get("items"))
@@ -234,7 +235,8 @@ def run_sweep(name, levels, make_cmd, parse, tmp, budget_s, min_samples, cold=Fa
             os.unlink(out)
         row = {"window_us": w, "n": len(lat), "errors": errors,
                "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "max_ms": max(lat) if lat else None,
-               "items_median": median(items), "max_rss_kb": max(rss) if rss else None}
+               "items_median": median(items), "max_rss_kb": max(rss) if rss else None,
+               "cpu_p50_ms": pct(cpu, 0.5), "cpu_p99_ms": pct(cpu, 0.99)}
         for k, v in extra.items():
             row[k + "_median"] = median(v)
         rows.append(row)
@@ -331,6 +333,8 @@ def measure_tracetable(args, m, tmp):
         res["info"] = {"error": rc_text(r)}
         fail(f"tracetable info --json failed or printed no JSON ({rc_text(r)})")
 
+    help_runs = [run([cli, "--help"], "process start floor (--help: exec + dynamic linking)") for _ in range(args.reps)]
+    res["help_ms"] = median([r["wall_s"] * 1000 for r in help_runs])
     info_runs = [run([cli, "info", table, "--json"], "info (process start + open floor)") for _ in range(args.reps)]
     res["info_ms"] = median([r["wall_s"] * 1000 for r in info_runs])
 
@@ -354,6 +358,7 @@ def measure_tracetable(args, m, tmp):
             return {"error": True}
         tt, nev = parsed
         return {"n": len(runs), "wall_ms": median([r["wall_s"] * 1000 for r in runs]),
+                "cpu_ms": median([r["cpu_s"] * 1000 for r in runs if r.get("cpu_s") is not None]),
                 "max_rss_kb": median([r.get("max_rss_kb") for r in runs]),
                 "trace_events": nev, "tracetable": tt}
 
@@ -618,9 +623,11 @@ def write_report(path_md, path_json, doc):
         row(f"ingest {label}: peak RSS", lambda s: f(mib(s["tracetable"]["ingest"][label]["max_rss_kb"]), 0, " MiB"))
     row("tracetable size on disk", lambda s: f(s["tracetable"]["disk_bytes"] / 1e6, 1, " MB"))
     row("tracetable bytes/event", lambda s: f(s["tracetable"]["bytes_per_event"], 2))
+    row("`tracetable --help` (process start floor)", lambda s: f(s["tracetable"]["help_ms"], 1, " ms"))
     row("`info` (process start + open)", lambda s: f(s["tracetable"]["info_ms"], 1, " ms"))
     row("first whole-trace window, fresh process, warm cache", lambda s: f(s["tracetable"]["first_window_warm"]["wall_ms"], 1, " ms"))
     row("first whole-trace window, fresh process, cold cache", lambda s: f(s["tracetable"]["first_window_cold"]["wall_ms"], 1, " ms"))
+    row("first window: CPU (user+sys)", lambda s: f(s["tracetable"]["first_window_warm"]["cpu_ms"], 0, " ms"))
     row("first window: peak RSS", lambda s: f(mib(s["tracetable"]["first_window_warm"]["max_rss_kb"]), 0, " MiB"))
     row("first window: items / summaries", lambda s: f"{f(s['tracetable']['first_window_warm']['tracetable'].get('items'))} / "
         f"{f(s['tracetable']['first_window_warm']['tracetable'].get('summaries'))}")
@@ -675,6 +682,24 @@ def write_report(path_md, path_json, doc):
                      f"{cell(tt.get('sweep_one'), i, 'lat')} | {cell(tt.get('sweep_one'), i, 'it')} | "
                      f"{cell(sq.get('sweep_all'), i, 'lat')} | {cell(sq.get('sweep_all'), i, 'it')} | "
                      f"{cell(sq.get('sweep_one'), i, 'lat')} | {cell(sq.get('sweep_one'), i, 'it')} |")
+        L.append("")
+        L.append("CPU time (user+sys, 10 ms granularity) per query, p50 / p99 ms — less sensitive to other load "
+                 "on the machine than wall time:")
+        L.append("")
+        L.append("| window | tt all | tt one | SQLite all | SQLite one |")
+        L.append("|---|---|---|---|---|")
+
+        def cpu_cell(rows, i):
+            if not rows or i >= len(rows) or rows[i].get("cpu_p50_ms") is None:
+                return "–"
+            return f"{f(rows[i]['cpu_p50_ms'], 0)} / {f(rows[i]['cpu_p99_ms'], 0)}"
+
+        for i in range(nlev):
+            ref = (tt.get("sweep_all") or sq.get("sweep_all"))[i]
+            w = ref["window_us"]
+            wl = f"{w / 1e6:.3g} s" if w >= 1e6 else f"{w / 1e3:.3g} ms" if w >= 1e3 else f"{w:.3g} µs"
+            L.append(f"| {wl} | {cpu_cell(tt.get('sweep_all'), i)} | {cpu_cell(tt.get('sweep_one'), i)} | "
+                     f"{cpu_cell(sq.get('sweep_all'), i)} | {cpu_cell(sq.get('sweep_one'), i)} |")
         if tt.get("sweep_all_cold"):
             L.append("")
             L.append("Cold cache (page cache dropped before each query), all tracks: " + ", ".join(
