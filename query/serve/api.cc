@@ -506,13 +506,6 @@ Reply ErrorReply(int status, std::string_view message, std::string_view paramete
   return r;
 }
 
-int64_t TrackOfEvent(const Table& t, uint64_t id) {
-  for (const proto::Track& tr : t.resources().tracks()) {
-    if (id >= tr.first_id() && id - tr.first_id() < tr.num_events()) return tr.id();
-  }
-  return -1;
-}
-
 Reply TablesReply(const std::vector<NamedTable>& tables) {
   std::string out = "{\"tables\":[";
   for (size_t i = 0; i < tables.size(); ++i) {
@@ -590,17 +583,14 @@ Reply EventReply(const Table& t, const Params& p) {
     uint64_t id = 0;
     if (!v) Bad("id", "missing");
     if (!absl::SimpleAtoi(Av(*v), &id)) Bad("id", absl::StrCat("not an event id: '", v->substr(0, 64), "'"));
-    const int64_t track = TrackOfEvent(t, id);
-    if (track < 0) return ErrorReply(404, absl::StrCat("no event ", id), "id");
     absl::StatusOr<std::string> args = t.Args(id);
     if (!args.ok()) {
       if (absl::IsNotFound(args.status())) {
-        // The event exists (its id is in a track's range) but has none.
-        return Json(absl::StrCat("{\"id\":", id, ",\"track\":", track, ",\"args\":{}}\n"));
+        return ErrorReply(404, absl::StrCat("no arguments stored for event ", id), "id");
       }
       return ErrorReply(500, Sv(args.status().message()));
     }
-    return Json(absl::StrCat("{\"id\":", id, ",\"track\":", track, ",\"args\":", *args, "}\n"));
+    return Json(absl::StrCat("{\"id\":", id, ",\"args\":", *args, "}\n"));
   });
 }
 
@@ -787,16 +777,18 @@ Reply XprofReply(const std::vector<NamedTable>& tables, const Params& p) {
     if (const std::string* uid = Get(p, "unique_id"); uid && !uid->empty()) {
       uint64_t id = 0;
       if (!absl::SimpleAtoi(Av(*uid), &id)) Bad("unique_id", "not an event id");
-      const int64_t track = TrackOfEvent(t, id);
-      if (track < 0) return ErrorReply(404, absl::StrCat("no event ", id), "unique_id");
+      // Event ids are in read order, not per track: look in the given time
+      // (every selected track), or the whole span if it is small enough.
       WindowRequest req;
-      req.tracks = {static_cast<uint32_t>(track)};
+      if (!all) req.tracks = tracks;
+      const std::string* st = Get(p, "start_time_ms");
       req.start = TimeParam(t, p, "start_time_ms", t.meta().min_ts(), 1'000'000'000);
-      const int64_t dur_ps = static_cast<int64_t>(
-          std::max(0.0, std::strtod(Get(p, "duration_ms") ? Get(p, "duration_ms")->c_str() : "0", nullptr)) * 1e9);
-      // ms doubles are not exact: search a little around the given start.
-      req.end = Get(p, "start_time_ms") ? req.start + dur_ps + 1'000'000 : t.meta().max_end();
+      // ms doubles are not exact: look a microsecond around the given start.
+      req.end = st ? req.start + 1'000'000 : t.meta().max_end();
       req.start -= 1'000'000;
+      if (!st && EstimateEvents(t, tracks, req.start, req.end) > kMaxFullDetailEvents) {
+        Bad("start_time_ms", "needed to find an event in a table this large");
+      }
       req.resolution = 0;
       req.limit = 1'000'000;
       absl::StatusOr<WindowResult> res = QueryWindow(t, req);

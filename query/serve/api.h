@@ -43,9 +43,6 @@ Reply StatsReply(const Table& table, const Params& params);
 // GET /data/plugin/profile/data (XProf / TensorBoard profile plugin).
 Reply XprofReply(const std::vector<NamedTable>& tables, const Params& params);
 
-// The track an event id belongs to, or -1.
-int64_t TrackOfEvent(const Table& table, uint64_t id);
-
 }  // namespace tracetable::serve
 
 #endif  // TRACETABLE_QUERY_SERVE_API_H_
