@@ -1,6 +1,7 @@
 // Bad input: every case must fail (never crash or hang) with a message that
 // names the file, the byte offset and what was expected.
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -177,6 +178,47 @@ TEST(ChromeJsonErrors, OversizedEventIsAnErrorNotAHang) {
   std::filesystem::remove(path);
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), StartsWith(path + ": byte 1: expected an event object under 64 MiB"));
+}
+
+// Random damage to a valid trace: the reader must return either OK or a
+// well-formed InvalidArgument, never crash or hang. Run under ASan too.
+TEST(ChromeJsonErrors, MutatedTracesFailCleanly) {
+  const std::string base = R"({"otherData":{"v":"1"},"traceEvents":[
+    {"ph":"X","name":"a\"b","cat":"c","pid":1,"tid":2,"ts":1.5,"dur":2,"args":{"k":[1,2.5e3,"s",null,true]}},
+    {"ph":"C","name":"mem","pid":1,"ts":2,"args":{"heap":10}},
+    {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"main"}},
+    {"ph":"b","name":"req","cat":"n","id2":{"local":"0x1"},"pid":1,"tid":2,"ts":3},
+    {"ph":"s","id":"7","pid":"p","tid":"t","ts":4,"bp":"e"}
+  ],"displayTimeUnit":"ns"})";
+  std::mt19937 rng(1234);
+  const char alphabet[] = "{}[]\",:0123456789.e-+ \n\\tnulfasXBE\xff\xc3";
+  int ok = 0, failed = 0;
+  for (int round = 0; round < 600; ++round) {
+    std::string t = base;
+    int edits = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < edits; ++k) {
+      size_t at = rng() % t.size();
+      switch (rng() % 3) {
+        case 0: t[at] = alphabet[rng() % (sizeof(alphabet) - 1)]; break;
+        case 1: t.erase(at, 1 + rng() % 4); break;
+        default: t.insert(at, 1, alphabet[rng() % (sizeof(alphabet) - 1)]); break;
+      }
+    }
+    if (rng() % 4 == 0) t.resize(rng() % t.size());
+    CollectingSink sink;
+    std::string path = WriteFile("mutant.json", t);
+    absl::Status s = ReadChromeJson(path, "", &sink);
+    if (s.ok()) {
+      ++ok;
+      continue;
+    }
+    ++failed;
+    ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s << "\n" << t;
+    EXPECT_THAT(std::string(s.message()), testing::MatchesRegex(
+        ".*: byte [0-9]+: expected .*, got .*")) << t;
+  }
+  EXPECT_GT(ok, 10);
+  EXPECT_GT(failed, 100);
 }
 
 }  // namespace
