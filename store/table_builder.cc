@@ -118,6 +118,7 @@ absl::Status TableBuilder::Open() {
 
 void TableBuilder::BeginInput(std::string_view path, std::string_view host) {
   current_input_ = meta_.inputs_size();
+  input_events_.push_back(0);
   proto::InputInfo* in = meta_.add_inputs();
   in->set_path(std::string(path));
   in->set_host(std::string(host));
@@ -128,9 +129,13 @@ void TableBuilder::SetInputBytes(uint64_t bytes) {
 }
 
 uint32_t TableBuilder::Intern(std::string_view s) {
-  auto [it, inserted] = string_ids_.try_emplace(std::string(s), strings_.size());
-  if (inserted) strings_.emplace_back(s);
-  return it->second;
+  // Look up without building a std::string: almost every call is a hit.
+  auto it = string_ids_.find(Av(s));
+  if (it != string_ids_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(strings_.size());
+  string_ids_.emplace(std::string(s), id);
+  strings_.emplace_back(s);
+  return id;
 }
 
 absl::StatusOr<int64_t> TableBuilder::ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) {
@@ -272,11 +277,8 @@ absl::Status TableBuilder::Add(const Event& e) {
   if (e.dur < 0) CountSkipped("negative dur (stored as 0)");
   min_ts_ = std::min(min_ts_, r.ts);
   max_end_ = std::max(max_end_, r.ts + r.dur);
-  (*meta_.mutable_phase_counts())[KindName(e.kind)]++;
-  if (current_input_ >= 0) {
-    proto::InputInfo* in = meta_.mutable_inputs(current_input_);
-    in->set_events(in->events() + 1);
-  }
+  ++kind_counts_[static_cast<uint8_t>(e.kind)];
+  if (current_input_ >= 0) ++input_events_[current_input_];
   return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
 }
 
@@ -455,6 +457,12 @@ absl::Status TableBuilder::WriteTables() {
       t.set_out_tid(kSyntheticTidBase + t.id());
     }
   }
+  for (size_t k = 0; k < kind_counts_.size(); ++k) {
+    if (kind_counts_[k] > 0) {
+      (*meta_.mutable_phase_counts())[KindName(static_cast<EventKind>(k))] = kind_counts_[k];
+    }
+  }
+  for (size_t i = 0; i < input_events_.size(); ++i) meta_.mutable_inputs(i)->set_events(input_events_[i]);
   meta_.set_format_version(kFormatVersion);
   meta_.set_origin_ns(origin_ns_);
   meta_.set_min_ts(min_ts_ == INT64_MAX ? 0 : min_ts_);

@@ -17,6 +17,7 @@
 #ifndef TRACETABLE_STORE_TABLE_BUILDER_H_
 #define TRACETABLE_STORE_TABLE_BUILDER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -122,6 +123,8 @@ class TableBuilder : public EventSink {
   int64_t min_ts_ = INT64_MAX;
   int64_t max_end_ = INT64_MIN;
   uint64_t next_id_ = 1;
+  std::array<uint64_t, 32> kind_counts_{};  // by EventKind
+  std::vector<uint64_t> input_events_;
   BuildStats stats_;
 };
 
