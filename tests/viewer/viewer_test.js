@@ -114,8 +114,14 @@ async function main() {
       const before = await page.evaluate(() => window.__tt.requests.length);
       await page.keyboard.press('w');
       await page.keyboard.press('w');
-      await waitFor(page, (n) => window.__tt.requests.length > n && window.__tt.inflight === 0 &&
-        window.__tt.requests[window.__tt.requests.length - 1].status === 200, before, `zoom step ${step} answer`);
+      // Two presses: the answer to the first may be dropped as stale, then
+      // the viewer asks again at the finer resolution.
+      await waitFor(page, ([n, res]) => {
+        const r = window.__tt.requests;
+        return r.length > n && window.__tt.inflight === 0 && r[r.length - 1].status === 200 &&
+          r[r.length - 1].resolution_us < res / 2 && window.__tt.loads > 0;
+      }, [before, lastRes], `zoom step ${step} answer`);
+      await page.waitForTimeout(50);
       const st = await page.evaluate(() => ({ res: window.__tt.requests[window.__tt.requests.length - 1].resolution_us,
         drawn: window.__tt.eventsDrawn }));
       check(st.res < lastRes / 2, `zoom step ${step}: resolution ${st.res.toFixed(4)} us < ${(lastRes / 2).toFixed(4)} us`);
