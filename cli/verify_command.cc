@@ -87,8 +87,11 @@ class Verifier {
     if (rows.front().ts != start) return Error(key, "tile key does not match its first row");
     // Within one (track, section, level), tiles follow each other in time.
     const std::string run = key.substr(0, 7);
-    if (run == last_run_ && start < last_ts_) return Error(key, "tile starts before the previous tile ends");
-    last_run_ = run;
+    if (run != last_run_) {
+      last_run_ = run;
+      last_ts_ = INT64_MIN;
+    }
+    if (start < last_ts_) return Error(key, "tile starts before the previous tile ends");
     for (const TileRow& r : rows) {
       if (r.ts < start) return Error(key, "row before its tile's start");
       last_ts_ = std::max(last_ts_, r.ts);

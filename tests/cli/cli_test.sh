@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# End-to-end checks of the tracetable command: every subcommand's --help, the
+# happy path, bad input (clear message, non-zero exit, nothing left behind),
+# and peak memory with a budget far below the input size.
+set -u
+tt=$1 gen=$2 shared=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0 passes=0
+
+ok() { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect_fail NAME PATTERN CMD...: non-zero exit and PATTERN on stderr.
+expect_fail() {
+  local name=$1 pattern=$2; shift 2
+  local err
+  if err=$("$@" 2>&1 >/dev/null); then
+    fail "$name: exited 0"
+  elif ! grep -q -- "$pattern" <<<"$err"; then
+    fail "$name: message lacks '$pattern': $err"
+  else
+    ok
+  fi
+}
+
+no_table_left() {
+  if compgen -G "$work/out*" >/dev/null; then fail "$1: left files: $(ls -d "$work"/out*)"; else ok; fi
+}
+
+for sub in ingest info query export verify; do
+  if "$tt" "$sub" --help | grep -q "usage: tracetable $sub"; then ok; else fail "$sub --help"; fi
+done
+expect_fail "unknown command" "unknown command" "$tt" frobnicate
+
+# Happy path on a real trace.
+trace=$shared/catapult/x_event_trace.json
+"$tt" ingest "$trace" -o "$work/x.tracetable" -q 2>/dev/null && ok || fail "ingest x_event_trace"
+"$tt" verify "$work/x.tracetable" | grep -q "^OK" && ok || fail "verify"
+"$tt" info "$work/x.tracetable" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["events"] > 0' && ok || fail "info --json"
+"$tt" query "$work/x.tracetable" --resolution-us 0 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["displayTimeUnit"] == "ns"
+assert d["tracetable"]["truncated"] is False
+assert any(e["ph"] == "X" for e in d["traceEvents"])' && ok || fail "query output is Chrome JSON"
+"$tt" query "$work/x.tracetable" --resolution-us 0 --limit 5 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["tracetable"]["truncated"] is True and d["tracetable"]["items"] == 5' && ok || fail "query --limit truncates"
+"$tt" export "$work/x.tracetable" -o "$work/x.json.gz" 2>/dev/null && ok || fail "export"
+"$tt" ingest "$work/x.json.gz" -o "$work/x2.tracetable" -q 2>/dev/null && ok || fail "re-ingest export"
+a=$("$tt" info "$work/x.tracetable" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+b=$("$tt" info "$work/x2.tracetable" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+[ "$a" = "$b" ] && ok || fail "export round trip: $a vs $b events"
+
+# Bad input: clear error, non-zero exit, nothing written.
+expect_fail "refuses to overwrite" "already exists" "$tt" ingest "$trace" -o "$work/x.tracetable"
+expect_fail "missing input" "no such file" "$tt" ingest "$work/nope.json" -o "$work/out.tracetable"
+no_table_left "missing input"
+: >"$work/empty.json"
+expect_fail "empty file" "empty.json" "$tt" ingest "$work/empty.json" -o "$work/out.tracetable"
+no_table_left "empty file"
+printf '{"traceEvents":[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"name":"a"},{"ph":"X","ts":}]}' >"$work/bad.json"
+expect_fail "malformed JSON" "byte" "$tt" ingest "$work/bad.json" -o "$work/out.tracetable"
+no_table_left "malformed JSON"
+printf '\x1f\x8b\x08\x00garbage-not-deflate' >"$work/bad.json.gz"
+expect_fail "corrupt gzip" "bad.json.gz" "$tt" ingest "$work/bad.json.gz" -o "$work/out.tracetable"
+no_table_left "corrupt gzip"
+mkdir -p "$work/emptydir"
+expect_fail "folder without traces" "no trace files" "$tt" ingest "$work/emptydir" -o "$work/out.tracetable"
+head -c 100000 "$shared/xspace/gpu_multi_worker_host179.xplane.pb" >"$work/cut.xplane.pb"
+expect_fail "truncated xplane" "cut.xplane.pb" "$tt" ingest "$work/cut.xplane.pb" -o "$work/out.tracetable"
+no_table_left "truncated xplane"
+expect_fail "not a table" "not a tracetable" "$tt" info "$work/emptydir"
+expect_fail "no such table" "no such table" "$tt" query "$work/missing.tracetable"
+expect_fail "bad time" "start-us" "$tt" query "$work/x.tracetable" --start-us abc
+expect_fail "end before start" "before" "$tt" query "$work/x.tracetable" --start-us 10 --end-us 5
+expect_fail "unknown pid" "no such process" "$tt" query "$work/x.tracetable" --pid 999999
+expect_fail "bad budget" "size" "$tt" ingest "$trace" -o "$work/out.tracetable" --memory-budget lots
+
+# Memory: a 16 MiB budget on ~95 MB of JSON spills and stays far below
+# budget + 200 MB.
+"$gen" --events 1000000 --hosts 2 --devices 4 --seed 3 -o "$work/big.json" >/dev/null 2>&1
+if command -v /usr/bin/time >/dev/null; then
+  /usr/bin/time -f "%M" -o "$work/rss" "$tt" ingest "$work/big.json" -o "$work/big.tracetable" --memory-budget 16M -q 2>"$work/ingest.log"
+  rss_kb=$(tail -1 "$work/rss")
+  echo "peak RSS with --memory-budget 16M on $(stat -c %s "$work/big.json") bytes of JSON: ${rss_kb} KB"
+  if [ "$rss_kb" -lt $(( (16 + 200) * 1024 )) ]; then ok; else fail "peak RSS ${rss_kb} KB with a 16M budget"; fi
+  grep -q "spill runs" "$work/ingest.log" && ! grep -q " 0 spill runs" "$work/ingest.log" && ok || fail "16M budget did not spill: $(cat "$work/ingest.log")"
+  "$tt" verify "$work/big.tracetable" | grep -q "^OK" && ok || fail "verify spilled table"
+else
+  echo "note: /usr/bin/time missing, memory check skipped"
+fi
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
