@@ -36,6 +36,7 @@
     view: [0, 1],
     host: '',
     collapsed: new Set(),
+    counterRange: new Map(),  // counter track id -> [min, max] seen
     rows: [],          // layout: {kind:'process'|'track', y, h, ...}
     contentH: 0,
     trackByKey: new Map(),
@@ -76,6 +77,14 @@
     if (a >= 1e3) return (us / 1e3).toFixed(a >= 1e4 ? 2 : 3) + ' ms';
     if (a >= 1) return us.toFixed(a >= 10 ? 2 : 3) + ' µs';
     return (us * 1e3).toFixed(a >= 0.01 ? 1 : 3) + ' ns';
+  }
+
+  function fmtNum(v) {
+    const a = Math.abs(v);
+    for (const [d, u] of [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']]) {
+      if (a >= d) return +(v / d).toPrecision(4) + ' ' + u;
+    }
+    return String(+v.toPrecision(4));
   }
 
   // Relative us -> absolute microsecond text for the API (exact to 1 ps).
@@ -152,6 +161,7 @@
     S.selected = null;
     S.range = null;
     S.collapsed.clear();
+    S.counterRange.clear();
     S.search = { q: '', matches: [], index: -1, cursor: null, busy: false };
     $('search-count').textContent = '';
     const hostBox = $('host-box');
@@ -347,6 +357,19 @@
       b.slices.sort((x, y) => x.ts - y.ts);
       b.counters.sort((x, y) => x.ts - y.ts);
     }
+    // Counters: a window holds only the samples inside it; carry the value in
+    // effect at its start over from the previous answer when it has one.
+    if (S.data) {
+      for (const [id, old] of S.data.byTrack) {
+        if (!old.counters.length) continue;
+        const b = get(id);
+        const first = b.counters.length ? b.counters[0].ts : Infinity;
+        if (first <= req.start) continue;
+        let prev = null;
+        for (const p of old.counters) { if (p.ts < Math.min(first, req.start)) prev = p; else break; }
+        if (prev) b.counters.unshift(prev);
+      }
+    }
     S.data = { start: req.start, end: req.end, res: req.res, host: req.host, byTrack, arrows };
     tt.loads++;
     // Keep the selection pointing at the fresh copy of the same event.
@@ -439,6 +462,7 @@
     ctx.fillRect(0, 0, W, H);
     if (!S.table) return;
     drawAxis();
+    $('range').textContent = `${fmtDur(S.view[0] - S.origin)} – ${fmtDur(S.view[1] - S.origin)}`;
     const span = S.view[1] - S.view[0];
     const k = plotWidth() / span;
     let drawn = 0;
@@ -599,10 +623,13 @@
     const pts = b.counters;
     if (!pts.length) return 0;
     const W = canvas.width / S.dpr;
-    let lo = Infinity, hi = -Infinity;
+    // One scale per counter for the whole session, widened by every answer,
+    // so zooming does not rescale the chart.
+    let [lo, hi] = S.counterRange.get(row.track.id) || [Infinity, -Infinity];
     for (const p of pts) { if (p.v < lo) lo = p.v; if (p.v > hi) hi = p.v; }
+    S.counterRange.set(row.track.id, [lo, hi]);
     if (lo > 0 && lo < hi * 0.25) lo = 0;
-    if (hi === lo) { hi = lo + Math.max(1, Math.abs(lo) * 0.1); lo -= (hi - lo) * 0.05; }
+    if (hi === lo) { if (lo > 0) lo = 0; else hi = lo + 1; }
     else lo -= (hi - lo) * 0.05;
     const hh = row.h - 8;
     const yOf = (v) => y0 + 4 + hh - (v - lo) / (hi - lo) * hh;
@@ -643,7 +670,7 @@
     }
     ctx.fillStyle = '#6b7280';
     ctx.font = '10px system-ui, sans-serif';
-    ctx.fillText(String(+hi.toPrecision(4)), GUTTER + 4, y0 + 9);
+    ctx.fillText(fmtNum(hi), GUTTER + 4, y0 + 9);
     return drawn;
   }
 
@@ -863,7 +890,7 @@
     if (!h || (!h.item && !h.counter)) { tooltip.hidden = true; return; }
     let text;
     if (h.counter) {
-      text = `${h.row.track.name}${h.row.track.series ? ' · ' + h.row.track.series : ''}\n${h.counter.v}  at ${fmtDur(h.counter.ts - S.origin)}`;
+      text = `${h.row.track.name}${h.row.track.series ? ' · ' + h.row.track.series : ''}\n${h.counter.v} (${fmtNum(h.counter.v)})  at ${fmtDur(h.counter.ts - S.origin)}`;
     } else {
       const it = h.item;
       text = it.summary
@@ -1026,7 +1053,6 @@
       const p = new URLSearchParams({ table: S.table.name, start: absUs(S.view[0]), end: absUs(S.view[1]) });
       if (S.host) p.set('host', S.host);
       history.replaceState(null, '', '#' + p.toString());
-      $('range').textContent = `${fmtDur(S.view[0] - S.origin)} – ${fmtDur(S.view[1] - S.origin)}`;
     }, 200);
   }
   window.addEventListener('hashchange', () => {
