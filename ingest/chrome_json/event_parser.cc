@@ -398,11 +398,13 @@ absl::Status EventParser::ParseBatch(const char* p, size_t n,
 }
 
 absl::Status EventParser::ReadField(od::field& f, RawEvent& ev) {
-  Key kind = ClassifyRaw(f.key().raw());
+  // Read before FieldKey: unescaping consumes the key.
+  const char* raw_key = f.key().raw();
+  Key kind = ClassifyRaw(raw_key);
   if (kind == Key::kOther) {
     // Unknown, or a known key spelled with escapes ("p\u0068").
     std::string_view key;
-    if (auto e = FieldKey(f, &key)) return SimdError(e, f.key().raw());
+    if (auto e = FieldKey(f, &key)) return SimdError(e, raw_key);
     kind = Classify(key);
   }
   od::value& v = f.value();
@@ -533,7 +535,8 @@ absl::Status EventParser::ReadId2(Ondemand& v, RawEvent& ev) {
     od::field f;
     if (auto e = std::move(fr).get(f)) return SimdError(e, at);
     std::string_view key;
-    if (auto e = FieldKey(f, &key)) return SimdError(e, f.key().raw());
+    const char* raw_key = f.key().raw();  // before FieldKey consumes it
+    if (auto e = FieldKey(f, &key)) return SimdError(e, raw_key);
     bool num = false;
     absl::Status s;
     if (key == "global") {

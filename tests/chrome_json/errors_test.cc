@@ -193,7 +193,7 @@ TEST(ChromeJsonErrors, MutatedTracesFailCleanly) {
   std::mt19937 rng(1234);
   const char alphabet[] = "{}[]\",:0123456789.e-+ \n\\tnulfasXBE\xff\xc3";
   int ok = 0, failed = 0;
-  for (int round = 0; round < 600; ++round) {
+  for (int round = 0; round < (getenv("CJ_ROUNDS") ? atoi(getenv("CJ_ROUNDS")) : 600); ++round) {
     std::string t = base;
     int edits = 1 + static_cast<int>(rng() % 3);
     for (int k = 0; k < edits; ++k) {
@@ -207,6 +207,7 @@ TEST(ChromeJsonErrors, MutatedTracesFailCleanly) {
     if (rng() % 4 == 0) t.resize(rng() % t.size());
     CollectingSink sink;
     std::string path = WriteFile("mutant.json", t);
+    if (getenv("CJ_DUMP")) std::fprintf(stderr, "MUTANT %s\n", path.c_str());
     absl::Status s = ReadChromeJson(path, "", &sink);
     if (s.ok()) {
       ++ok;
