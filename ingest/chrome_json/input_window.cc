@@ -7,7 +7,15 @@ namespace tracetable::chrome_json {
 
 InputWindow::InputWindow(ByteSource* source, size_t chunk_bytes)
     : source_(source), chunk_(chunk_bytes) {
-  Reserve(chunk_);
+  // Room for a chunk plus the tail kept from the previous one.
+  Reserve(2 * chunk_);
+}
+
+void InputWindow::ZeroPadding(char* at) {
+  // Padding bytes are never part of the input, but simdjson may read them:
+  // keep them defined (for valgrind and MSan), without clearing the whole
+  // buffer.
+  std::memset(at, 0, kPadding);
 }
 
 void InputWindow::Reserve(size_t needed) {
@@ -19,9 +27,7 @@ void InputWindow::Reserve(size_t needed) {
   std::unique_ptr<char[]> bigger(new char[cap]);
   std::memset(bigger.get(), 0, kFront);
   if (end_ > 0) std::memcpy(bigger.get() + kFront, buf_.get() + kFront, end_);
-  // Padding bytes are never part of the input; zero them so tools like
-  // valgrind see defined memory when simdjson reads past the end.
-  std::memset(bigger.get() + kFront + end_, 0, cap - kFront - end_);
+  ZeroPadding(bigger.get() + kFront + end_);
   buf_ = std::move(bigger);
   cap_ = cap;
 }
@@ -48,6 +54,7 @@ absl::StatusOr<bool> InputWindow::Refill(size_t keep_from) {
     end_ += *got;
     got_total += *got;
   }
+  ZeroPadding(buf_.get() + kFront + end_);
   return got_total > 0;
 }
 

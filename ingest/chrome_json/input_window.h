@@ -45,6 +45,7 @@ class InputWindow {
 
  private:
   void Reserve(size_t needed);
+  static void ZeroPadding(char* at);
 
   ByteSource* source_;
   size_t chunk_;
