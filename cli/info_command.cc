@@ -169,7 +169,10 @@ void PrintLevels(const Table& t) {
         for (const TileRow& r : rows) a.single += r.count == 1;
       }
     } else if (!key.empty() && key[0] == kArgsPrefix) {
-      ++args;
+      proto::ArgsBlock block;
+      if (block.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+        args += block.slot_size();
+      }
       args_bytes += it->key().size() + it->value().size();
     }
   }

@@ -55,11 +55,17 @@ class Verifier {
       case kTilePrefix:
         return CheckTile(key, value);
       case kArgsPrefix: {
-        ++args_;
-        proto::EventArgs a;
-        if (key.size() != 9 || !a.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-          Error(key, "arguments record does not parse");
+        proto::ArgsBlock a;
+        if (key.size() != 9 || !a.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+            a.slot_size() != a.json_size()) {
+          return Error(key, "arguments record does not parse");
         }
+        for (int i = 0; i < a.slot_size(); ++i) {
+          if (a.slot(i) >= (1u << kArgsBlockShift) || (i > 0 && a.slot(i) <= a.slot(i - 1))) {
+            return Error(key, "arguments record has slots out of order");
+          }
+        }
+        args_ += a.slot_size();
         return;
       }
       case kStringPrefix:

@@ -28,9 +28,9 @@ std::string StringChunkKey(uint32_t chunk) {
   return key;
 }
 
-std::string ArgsKey(uint64_t event_id) {
+std::string ArgsBlockKey(uint64_t block) {
   std::string key(1, kArgsPrefix);
-  PutBigEndian64(&key, event_id);
+  PutBigEndian64(&key, block);
   return key;
 }
 

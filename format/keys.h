@@ -29,7 +29,8 @@ struct TileKey {
 };
 
 std::string StringChunkKey(uint32_t chunk);
-std::string ArgsKey(uint64_t event_id);
+constexpr int kArgsBlockShift = 8;  // 256 event ids per args record
+std::string ArgsBlockKey(uint64_t block);
 std::string EncodeTileKey(const TileKey& key);
 // False if `key` is not a well-formed tile key.
 bool DecodeTileKey(std::string_view key, TileKey* out);

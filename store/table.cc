@@ -127,12 +127,20 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
 
 absl::StatusOr<std::string> Table::Args(uint64_t event_id) const {
   std::string value;
-  leveldb::Status s = db_->Get(leveldb::ReadOptions(), ArgsKey(event_id), &value);
-  if (s.IsNotFound()) return absl::NotFoundError(absl::StrCat("event ", event_id, " has no arguments"));
-  if (!s.ok()) return absl::DataLossError(s.ToString());
-  proto::EventArgs args;
-  if (!args.ParseFromString(value)) return absl::DataLossError("corrupt arguments record");
-  return args.json();
+  const uint64_t block = event_id >> kArgsBlockShift;
+  const uint32_t slot = static_cast<uint32_t>(event_id & ((1u << kArgsBlockShift) - 1));
+  leveldb::Status s = db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value);
+  if (!s.ok() && !s.IsNotFound()) return absl::DataLossError(s.ToString());
+  if (s.ok()) {
+    proto::ArgsBlock args;
+    if (!args.ParseFromString(value) || args.slot_size() != args.json_size()) {
+      return absl::DataLossError(absl::StrCat(path_, ": corrupt arguments record ", block));
+    }
+    for (int i = 0; i < args.slot_size(); ++i) {
+      if (args.slot(i) == slot) return args.json(i);
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("event ", event_id, " has no arguments"));
 }
 
 }  // namespace tracetable

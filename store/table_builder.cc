@@ -283,9 +283,21 @@ absl::Status TableBuilder::Add(const Event& e) {
 }
 
 absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
-  proto::EventArgs args;
-  args.set_json(std::string(json));
-  return Put(ArgsKey(id), args.SerializeAsString());
+  const uint64_t block = id >> kArgsBlockShift;
+  if (block != args_block_ && args_.slot_size() > 0) {
+    if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
+  }
+  args_block_ = block;
+  args_.add_slot(static_cast<uint32_t>(id - (block << kArgsBlockShift)));
+  args_.add_json(std::string(json));
+  return absl::OkStatus();
+}
+
+absl::Status TableBuilder::FlushArgsBlock() {
+  if (args_.slot_size() == 0) return absl::OkStatus();
+  std::string value = args_.SerializeAsString();
+  args_.Clear();
+  return Put(ArgsBlockKey(args_block_), std::move(value));
 }
 
 absl::Status TableBuilder::Put(std::string key, std::string value) {
@@ -303,15 +315,34 @@ absl::Status TableBuilder::FlushBatch() {
   return FromLevelDb(s, absl::StrCat("writing ", temp_dir_));
 }
 
+// Rare (an E with arguments): reads and rewrites whole blocks.
 absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   if (absl::Status s = FlushBatch(); !s.ok()) return s;
-  std::string a, b;
-  proto::EventArgs pa, pb;
-  leveldb::ReadOptions ro;
-  if (db_->Get(ro, ArgsKey(into), &a).ok()) pa.ParseFromString(a);
-  if (db_->Get(ro, ArgsKey(from), &b).ok()) pb.ParseFromString(b);
-  std::string merged = pa.json();
-  const std::string& extra = pb.json();
+  auto load = [this](uint64_t block) {
+    proto::ArgsBlock b;
+    std::string value;
+    if (db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value).ok()) b.ParseFromString(value);
+    return b;
+  };
+  auto take = [](proto::ArgsBlock* b, uint32_t slot, bool erase) {
+    for (int i = 0; i < b->slot_size(); ++i) {
+      if (b->slot(i) != slot) continue;
+      std::string json = b->json(i);
+      if (erase) {
+        b->mutable_slot()->erase(b->mutable_slot()->begin() + i);
+        b->mutable_json()->erase(b->mutable_json()->begin() + i);
+      }
+      return json;
+    }
+    return std::string();
+  };
+  const uint64_t from_block = from >> kArgsBlockShift, into_block = into >> kArgsBlockShift;
+  const uint32_t mask = (1u << kArgsBlockShift) - 1;
+  proto::ArgsBlock fb = load(from_block);
+  const std::string extra = take(&fb, static_cast<uint32_t>(from & mask), true);
+  if (from_block != into_block) batch_->Put(ArgsBlockKey(from_block), fb.SerializeAsString());
+  proto::ArgsBlock ib = from_block == into_block ? fb : load(into_block);
+  std::string merged = take(&ib, static_cast<uint32_t>(into & mask), true);
   if (merged.size() < 2) {
     merged = extra;
   } else if (extra.size() > 2) {
@@ -323,8 +354,20 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
     bool empty_head = head.find_first_not_of(" \t\r\n{") == std::string::npos;
     merged = absl::StrCat(head, empty_head ? "" : ",", extra.substr(open + 1));
   }
-  batch_->Delete(ArgsKey(from));
-  return PutArgs(into, merged);
+  // Re-insert in slot order.
+  const uint32_t slot = static_cast<uint32_t>(into & mask);
+  int pos = 0;
+  while (pos < ib.slot_size() && ib.slot(pos) < slot) ++pos;
+  ib.mutable_slot()->Add(0);
+  ib.mutable_json()->Add(std::string());
+  for (int i = ib.slot_size() - 1; i > pos; --i) {
+    ib.set_slot(i, ib.slot(i - 1));
+    ib.mutable_json(i)->swap(*ib.mutable_json(i - 1));
+  }
+  ib.set_slot(pos, slot);
+  ib.set_json(pos, merged);
+  batch_->Put(ArgsBlockKey(into_block), ib.SerializeAsString());
+  return absl::OkStatus();
 }
 
 void TableBuilder::Progress(std::string_view stage, double fraction) {
@@ -479,6 +522,7 @@ absl::Status TableBuilder::WriteTables() {
 
 absl::Status TableBuilder::Finish() {
   if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
+  if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
   match_.reset();
   stats_.spill_runs = main_->runs();

@@ -90,6 +90,7 @@ class TableBuilder : public EventSink {
   uint32_t Process(IdToken pid);
   uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
   absl::Status PutArgs(uint64_t id, std::string_view json);
+  absl::Status FlushArgsBlock();
   absl::Status FlushBatch();
   absl::Status Put(std::string key, std::string value);
   absl::Status MatchBeginEnd();
@@ -123,6 +124,8 @@ class TableBuilder : public EventSink {
   int64_t min_ts_ = INT64_MAX;
   int64_t max_end_ = INT64_MIN;
   uint64_t next_id_ = 1;
+  uint64_t args_block_ = 0;       // block of `args_`
+  proto::ArgsBlock args_;         // arguments of the block being filled
   std::array<uint64_t, 32> kind_counts_{};  // by EventKind
   std::vector<uint64_t> input_events_;
   BuildStats stats_;
