@@ -1,4 +1,4 @@
-// EventParser: turns one Trace Event JSON object (the text of one element of
+// EventParser: turns Trace Event JSON objects (the text of one element of
 // "traceEvents") into EventSink calls.
 //
 // Contract:
@@ -113,6 +113,12 @@ class EventParser {
   absl::Status EmitSlice(const RawEvent& ev);
   absl::Status EmitCounters(const RawEvent& ev);
   absl::Status EmitMetadata(const RawEvent& ev);
+  // The args of an M event that the sink setters take.
+  struct MetadataArgs {
+    std::optional<std::string_view> name, labels;
+    std::optional<int64_t> sort_index;
+  };
+  absl::StatusOr<MetadataArgs> ReadMetadataArgs(const RawEvent& ev);
   absl::Status EmitFlow(const RawEvent& ev, EventKind kind);
   absl::Status EmitAsync(const RawEvent& ev, EventKind kind, bool legacy);
   absl::Status Add(const Event& e);
