@@ -1,11 +1,13 @@
 // Throughput check for the Chrome JSON reader (not a unit test).
 //
-//   bench_chrome_json [path] [megabytes]
+//   bench_chrome_json [path] [megabytes] [--null-sink]
 //
 // Writes an X-heavy trace of about `megabytes` MB to `path` (default
 // /tmp/tt_chrome_json_bench.json, 200 MB) unless it exists, then reads it
-// three times with a sink that interns strings and tracks like a real builder
-// but keeps no events, and prints the best MB/s (file bytes / wall time).
+// five times with a sink that interns strings and tracks like a real builder
+// but keeps no events, and prints the best MB/s (file bytes / time).
+// --null-sink answers every sink call with a constant, which measures the
+// reader alone.
 #include <time.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "ingest/chrome_json/reader.h"
@@ -23,10 +26,14 @@ namespace {
 
 class CountingSink : public EventSink {
  public:
+  explicit CountingSink(bool null_sink) : null_(null_sink) {}
   void BeginInput(std::string_view, std::string_view) override {}
   uint32_t Intern(std::string_view s) override {
-    auto [it, inserted] = strings_.try_emplace(std::string(s), strings_.size());
-    return it->second;
+    if (null_) return static_cast<uint32_t>(s.size());
+    // Look up without building a std::string, as a real builder does.
+    auto it = strings_.find(absl::string_view(s.data(), s.size()));
+    if (it != strings_.end()) return it->second;
+    return strings_.emplace(std::string(s), strings_.size()).first->second;
   }
   absl::StatusOr<int64_t> ToRelativePs(int64_t ns, int32_t ps) override {
     if (!have_origin_) {
@@ -36,6 +43,7 @@ class CountingSink : public EventSink {
     return (ns - origin_) * 1000 + ps;
   }
   uint32_t ThreadTrack(IdToken pid, IdToken tid) override {
+    if (null_) return 1;
     return Track(std::string(pid.text) + "/" + std::string(tid.text));
   }
   uint32_t CounterTrack(IdToken pid, std::string_view c, std::string_view s) override {
@@ -66,13 +74,14 @@ class CountingSink : public EventSink {
 
  private:
   uint32_t Track(const std::string& key) {
+    if (null_) return 1;
     auto [it, inserted] = tracks_.try_emplace(key, tracks_.size());
     return it->second;
   }
   absl::flat_hash_map<std::string, uint32_t> strings_, tracks_;
-  absl::flat_hash_map<std::string, uint32_t> tracks2_;
   int64_t origin_ = 0;
   bool have_origin_ = false;
+  bool null_ = false;
 };
 
 // Events shaped like Chrome's and Kineto's X events: epoch-scale fractional
@@ -128,8 +137,17 @@ double ThreadCpuSeconds() {
 }
 
 int Main(int argc, char** argv) {
-  std::string path = argc > 1 ? argv[1] : "/tmp/tt_chrome_json_bench.json";
-  uint64_t mb = argc > 2 ? std::stoull(argv[2]) : 200;
+  bool null_sink = false;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--null-sink") {
+      null_sink = true;
+    } else {
+      args.emplace_back(argv[i]);
+    }
+  }
+  std::string path = args.size() > 0 ? args[0] : "/tmp/tt_chrome_json_bench.json";
+  uint64_t mb = args.size() > 1 ? std::stoull(args[1]) : 200;
   if (!std::filesystem::exists(path)) {
     std::fprintf(stderr, "generating %s (%llu MB)\n", path.c_str(),
                  static_cast<unsigned long long>(mb));
@@ -138,7 +156,7 @@ int Main(int argc, char** argv) {
   const double size_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
   double best = 0, best_cpu = 0;
   for (int run = 0; run < 5; ++run) {
-    CountingSink sink;
+    CountingSink sink(null_sink);
     auto t0 = std::chrono::steady_clock::now();
     double c0 = ThreadCpuSeconds();
     absl::Status s = ReadChromeJson(path, "", &sink);
