@@ -1,19 +1,27 @@
 // The top level of a Chrome trace: array or object form, the traceEvents
-// array (possibly cut off), and the other top-level fields. Each event's
-// extent is found with ScanValue and handed to EventParser; nothing but the
-// current event (or field) and one chunk is held in memory.
+// array (possibly cut off), and the other top-level fields. Nothing but one
+// chunk and the value being read is held in memory.
+//
+// Events take one of two paths:
+//  - fast: ScanCompleteElements finds the run of events that is complete in
+//    the window; the run is bracketed as "[...]" in place and parsed as one
+//    simdjson document (one stage-1 pass instead of one per event);
+//  - careful: one event at a time, its extent found with ScanValue across
+//    chunk refills. Used for an event cut by the window's end, for the end
+//    of the input (truncation), and to reread a run that had a JSON error,
+//    so that errors are always reported from here with exact offsets.
 #include "ingest/chrome_json/reader.h"
 
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "ingest/chrome_json/str.h"
 #include "ingest/chrome_json/byte_source.h"
 #include "ingest/chrome_json/event_parser.h"
 #include "ingest/chrome_json/input_error.h"
 #include "ingest/chrome_json/input_window.h"
 #include "ingest/chrome_json/json_scan.h"
+#include "ingest/chrome_json/str.h"
 
 namespace tracetable {
 namespace {
