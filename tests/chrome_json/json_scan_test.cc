@@ -28,7 +28,7 @@ const std::vector<std::string>& Samples() {
   return samples;
 }
 
-TEST(JsonScan, SyntaxCheckerAgreesWithSimdjson) {
+TEST(ChromeJsonScan, SyntaxCheckerAgreesWithSimdjson) {
   simdjson::dom::parser parser;
   for (const std::string& s : Samples()) {
     SCOPED_TRACE(s);
@@ -39,7 +39,7 @@ TEST(JsonScan, SyntaxCheckerAgreesWithSimdjson) {
   }
 }
 
-TEST(JsonScan, EveryPrefixOfValidJsonIsAValidPrefix) {
+TEST(ChromeJsonScan, EveryPrefixOfValidJsonIsAValidPrefix) {
   for (const std::string& s : Samples()) {
     if (FindJsonSyntaxError(s, PrefixMode::kComplete)) continue;
     for (size_t n = 0; n <= s.size(); ++n) {
@@ -49,7 +49,7 @@ TEST(JsonScan, EveryPrefixOfValidJsonIsAValidPrefix) {
   }
 }
 
-TEST(JsonScan, SyntaxErrorsHaveExactOffsets) {
+TEST(ChromeJsonScan, SyntaxErrorsHaveExactOffsets) {
   auto e = FindJsonSyntaxError(R"({"a":1 "b":2})", PrefixMode::kPrefixOk);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->offset, 7u);
@@ -61,7 +61,7 @@ TEST(JsonScan, SyntaxErrorsHaveExactOffsets) {
   EXPECT_EQ(e->got, "end of file");
 }
 
-TEST(JsonScan, ScanValueFindsEndsAndResumesByteByByte) {
+TEST(ChromeJsonScan, ScanValueFindsEndsAndResumesByteByByte) {
   struct Case {
     std::string text;
     size_t end;  // bytes of the first value
@@ -92,7 +92,7 @@ TEST(JsonScan, ScanValueFindsEndsAndResumesByteByByte) {
   EXPECT_FALSE(open.done);
 }
 
-TEST(JsonScan, Utf8Locator) {
+TEST(ChromeJsonScan, Utf8Locator) {
   EXPECT_EQ(FindInvalidUtf8("abc"), 3u);
   EXPECT_EQ(FindInvalidUtf8("a\xc3\xa9z"), 4u);
   EXPECT_EQ(FindInvalidUtf8("ab\xff"), 2u);
@@ -102,7 +102,7 @@ TEST(JsonScan, Utf8Locator) {
 }
 
 // The fast time path must agree with format/time.h's ParseMicros exactly.
-TEST(FastMicros, AgreesWithParseMicros) {
+TEST(ChromeJsonFastMicros, AgreesWithParseMicros) {
   std::mt19937_64 rng(7);
   std::vector<std::string> texts = {"0", "1", "0.5", "1680000000000.123456",
                                     "1680000000000.1234569", "999999999999999.999999",
@@ -139,7 +139,7 @@ TEST(FastMicros, AgreesWithParseMicros) {
 namespace tracetable::chrome_json {
 namespace {
 
-TEST(JsonScan, CompleteElementsSimdMatchesBytes) {
+TEST(ChromeJsonScan, CompleteElementsSimdMatchesBytes) {
   std::mt19937_64 rng(3);
   // Backslashes and quotes only inside whole strings, as in any JSON text
   // (outside strings the two scanners may differ, harmlessly).

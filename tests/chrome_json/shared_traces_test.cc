@@ -110,7 +110,7 @@ std::vector<std::string> SharedTraceFiles() {
   return files;
 }
 
-TEST(SharedTraces, AllFilesReadWithIndependentlyCheckedCounts) {
+TEST(ChromeJsonSharedTraces, AllFilesReadWithIndependentlyCheckedCounts) {
   std::vector<std::string> files = SharedTraceFiles();
   ASSERT_GE(files.size(), 25u) << "shared traces missing under " << TRACETABLE_SHARED_TRACES;
   for (const std::string& path : files) {
@@ -130,7 +130,7 @@ TEST(SharedTraces, AllFilesReadWithIndependentlyCheckedCounts) {
   }
 }
 
-TEST(SharedTraces, NanosecondDisplayUnitKeepsMicroseconds) {
+TEST(ChromeJsonSharedTraces, NanosecondDisplayUnitKeepsMicroseconds) {
   CollectingSink sink;
   ASSERT_TRUE(ReadChromeJson(std::string(TRACETABLE_SHARED_TRACES) + "/catapult/nanoseconds.json",
                              "", &sink).ok());
@@ -141,7 +141,7 @@ TEST(SharedTraces, NanosecondDisplayUnitKeepsMicroseconds) {
   EXPECT_EQ(sink.fields["displayTimeUnit"], "\"ns\"");
 }
 
-TEST(SharedTraces, SpeedscopePartialFilesKeepAllSixEvents) {
+TEST(ChromeJsonSharedTraces, SpeedscopePartialFilesKeepAllSixEvents) {
   for (const char* name : {"simple-partial.json", "simple-partial-trailing-comma.json",
                            "simple-partial-whitespace.json"}) {
     SCOPED_TRACE(name);
@@ -156,7 +156,7 @@ TEST(SharedTraces, SpeedscopePartialFilesKeepAllSixEvents) {
   }
 }
 
-TEST(SharedTraces, FuchsiaKeepsSystemTraceEventsRaw) {
+TEST(ChromeJsonSharedTraces, FuchsiaKeepsSystemTraceEventsRaw) {
   CollectingSink sink;
   ASSERT_TRUE(ReadChromeJson(std::string(TRACETABLE_SHARED_TRACES) +
                                  "/catapult/fuchsia_trace.json.gz", "", &sink).ok());
@@ -165,7 +165,7 @@ TEST(SharedTraces, FuchsiaKeepsSystemTraceEventsRaw) {
   EXPECT_EQ(sink.skipped["systemTraceEvents (not parsed into events)"], 1u);
 }
 
-TEST(SharedTraces, KinetoStringPidsAndFlows) {
+TEST(ChromeJsonSharedTraces, KinetoStringPidsAndFlows) {
   CollectingSink sink;
   ASSERT_TRUE(ReadChromeJson(std::string(TRACETABLE_SHARED_TRACES) +
                                  "/kineto/sampled_rank-0.json.gz", "", &sink).ok());
