@@ -120,19 +120,15 @@ int IngestMain(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
 
-  uint64_t total_bytes = 0, base = 0;
+  uint64_t total_bytes = 0;
   for (const InputFile& f : *files) total_bytes += f.bytes;
-  for (const InputFile& f : *files) {
-    absl::Status s = ReadInput(f, builder.get(), [&](uint64_t done, uint64_t) {
-      progress.Reading(base + done, total_bytes, builder->events_added());
-    });
-    if (!s.ok()) {
-      progress.Done();
-      builder.reset();
-      return Fail("ingest", absl::StrCat(s.message(), "\nnothing was written to ", output));
-    }
-    builder->SetInputBytes(f.bytes);
-    base += f.bytes;
+  if (absl::Status s = ReadInputs(*files, builder.get(), [&](uint64_t done, uint64_t total) {
+        progress.Reading(done, total, builder->events_added());
+      });
+      !s.ok()) {
+    progress.Done();
+    builder.reset();
+    return Fail("ingest", absl::StrCat(s.message(), "\nnothing was written to ", output));
   }
   const double read_secs = progress.Seconds();
   absl::Status s = builder->Finish();

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ingest/chrome_json/reader.h"
 #include "ingest/xspace/reader.h"
+#include "store/pipelined_sink.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -72,6 +74,34 @@ absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::strin
     }
   }
   return out;
+}
+
+absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
+                        const ProgressFn& progress) {
+  PipelineQueue queue(static_cast<int>(inputs.size()));
+  uint64_t total = 0;
+  for (const InputFile& f : inputs) total += f.bytes;
+  absl::Status read_status;
+  std::thread reader([&] {
+    uint64_t base = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ProducerSink sink(&queue, static_cast<int>(i));
+      if (read_status.ok()) {
+        read_status = ReadInput(inputs[i], &sink, [&](uint64_t done, uint64_t) {
+          if (progress) progress(base + done, total);
+        });
+        if (!read_status.ok()) queue.Fail(read_status);
+      }
+      sink.Close();
+      base += inputs[i].bytes;
+    }
+  });
+  absl::Status build_status = queue.Drain(builder);
+  reader.join();
+  if (!read_status.ok()) return read_status;
+  if (!build_status.ok()) return build_status;
+  for (size_t i = 0; i < inputs.size(); ++i) builder->SetInputBytesOf(static_cast<int>(i), inputs[i].bytes);
+  return absl::OkStatus();
 }
 
 absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress) {

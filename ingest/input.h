@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "store/event_sink.h"
+#include "store/table_builder.h"
 
 namespace tracetable {
 
@@ -29,6 +30,13 @@ absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::strin
 
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress);
+
+// Reads every input into `builder` with two threads: one parses (inputs one
+// after another, so tables are deterministic), the calling thread builds.
+// `progress` gets bytes done over all inputs and is called on the parsing
+// thread. The first failure wins; the builder is then unusable.
+absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
+                        const ProgressFn& progress);
 
 }  // namespace tracetable
 

@@ -124,6 +124,14 @@ void TableBuilder::BeginInput(std::string_view path, std::string_view host) {
   in->set_host(std::string(host));
 }
 
+void TableBuilder::SetInputClockShift(int64_t shift_ns) {
+  if (current_input_ >= 0) meta_.mutable_inputs(current_input_)->set_clock_shift_ns(shift_ns);
+}
+
+void TableBuilder::SetInputBytesOf(int index, uint64_t bytes) {
+  if (index >= 0 && index < meta_.inputs_size()) meta_.mutable_inputs(index)->set_bytes(bytes);
+}
+
 void TableBuilder::SetInputBytes(uint64_t bytes) {
   if (current_input_ >= 0) meta_.mutable_inputs(current_input_)->set_bytes(bytes);
 }
@@ -263,6 +271,7 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.ts = e.ts;
   r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
   r.id = next_id_++;
+  events_added_.store(r.id, std::memory_order_relaxed);
   r.name = e.name;
   r.cat = e.cat;
   r.flags = e.flags;

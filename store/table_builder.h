@@ -18,6 +18,7 @@
 #define TRACETABLE_STORE_TABLE_BUILDER_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,10 +80,19 @@ class TableBuilder : public EventSink {
 
   // Records how many bytes the current input had (for `info`).
   void SetInputBytes(uint64_t bytes);
+  // Inputs read in parallel (store/pipelined_sink.h) take turns: identities
+  // of processes and threads are scoped to the current input.
+  int current_input() const { return current_input_; }
+  void SwitchInput(int input) { current_input_ = input; }
+  // Sets the byte count of input `index` (by BeginInput order).
+  void SetInputBytesOf(int index, uint64_t bytes);
+  void SetInputClockShift(int64_t shift_ns);
+  int64_t origin_ns() const { return origin_ns_; }
 
   absl::Status Finish();
   const BuildStats& stats() const { return stats_; }
-  uint64_t events_added() const { return next_id_ - 1; }
+  // Safe to call from any thread (progress display).
+  uint64_t events_added() const { return events_added_.load(std::memory_order_relaxed); }
 
  private:
   explicit TableBuilder(BuildOptions options);
@@ -124,6 +134,7 @@ class TableBuilder : public EventSink {
   int64_t min_ts_ = INT64_MAX;
   int64_t max_end_ = INT64_MIN;
   uint64_t next_id_ = 1;
+  std::atomic<uint64_t> events_added_{0};
   uint64_t args_block_ = 0;       // block of `args_`
   proto::ArgsBlock args_;         // arguments of the block being filled
   std::array<uint64_t, 32> kind_counts_{};  // by EventKind
