@@ -312,6 +312,16 @@ TEST(ChromeJsonTopLevel, ByteOrderMarkAndEmptyArrays) {
   EXPECT_TRUE(sink2.events.empty());
 }
 
+TEST(ChromeJsonTopLevel, EscapedKeysAreUnescaped) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"({"trace\u0045vents":[{"p\u0068":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1}],
+                          "other\"key":1})", &sink).ok());
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events[0].event.kind, EventKind::kSlice);
+  EXPECT_EQ(sink.events[0].event.dur, 2000000);
+  EXPECT_EQ(sink.fields["other\"key"], "1");
+}
+
 TEST(ChromeJsonTopLevel, HugeTopLevelFieldIsSkippedWithWarning) {
   std::string big = R"({"otherData":")" + std::string(17 << 20, 'x') +
                     R"(","traceEvents":[{"ph":"i","pid":1,"tid":1,"ts":1}]})";
