@@ -23,7 +23,7 @@ namespace tracetable {
 // Each level is 2^kLevelShift times coarser than the one below.
 constexpr int kLevelShift = 3;
 constexpr int kMaxLevels = 16;  // Resolution(15) = 8^14 ns ~ 12 h
-constexpr size_t kMaxRowsPerTile = 1024;
+constexpr size_t kMaxRowsPerTile = 256;
 
 constexpr int64_t Resolution(int level) {
   return level <= 0 ? 0 : int64_t{1000} << (kLevelShift * (level - 1));
