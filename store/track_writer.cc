@@ -157,7 +157,9 @@ absl::Status TrackWriter::CloseBin(int k) {
 
 absl::Status TrackWriter::AppendRow(int k, bool summary, const TileRow& row) {
   Level& tile = summary ? levels_[k] : event_tiles_[k];
-  if (tile.rows.size() >= kMaxRowsPerTile) {
+  // Never cut between rows of one timestamp: tile keys hold the first row's
+  // start and must be unique.
+  if (tile.rows.size() >= kMaxRowsPerTile && row.ts != tile.rows.back().ts) {
     if (absl::Status s = FlushTile(k, summary); !s.ok()) return s;
   }
   tile.rows.push_back(row);
