@@ -53,6 +53,10 @@ int ServeMain(int argc, char** argv) {
 
   // Ctrl-C / SIGTERM: block them in every thread and wait for them in one,
   // which stops the server; Run() then returns and tables close normally.
+  // A shell starts background jobs with SIGINT ignored; an ignored signal is
+  // never pending, so restore the default before waiting for it.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);

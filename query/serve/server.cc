@@ -178,7 +178,7 @@ absl::StatusOr<int> Server::Bind(const std::string& host, int port) {
     return p;
   }
   if (!impl_->http.bind_to_port(host, port)) {
-    return absl::UnavailableError(absl::StrCat("cannot bind ", host, ":", port, " (in use?)"));
+    return absl::UnavailableError(absl::StrCat("cannot bind ", host, ":", port, " (in use, or not an address of this machine?)"));
   }
   return port;
 }
