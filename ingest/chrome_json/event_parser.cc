@@ -346,6 +346,11 @@ absl::Status EventParser::Parse(const char* p, size_t n, const char* alloc_end,
 
 absl::Status EventParser::ParseObject(od::object& obj, const char* at,
                                       od::document& doc) {
+  doc_ = &doc;
+  struct ClearDoc {
+    od::document** slot;
+    ~ClearDoc() { *slot = nullptr; }
+  } clear_doc{&doc_};
   RawEvent ev;
   ev.at = at;
   for (auto fr : obj) {
@@ -582,19 +587,27 @@ absl::Status EventParser::ReadArgs(Ondemand& v, RawEvent& ev) {
   const char* at = v.raw_json_token().data();
   od::json_type t;
   if (auto e = v.type().get(t)) return SimdError(e, at);
-  if (t == od::json_type::object) {
-    // On-Demand has no raw text for objects; the extent comes from the same
-    // scanner that delimits events, and Skim below validates the contents.
-    if (at[1] == '}') {  // "args":{} on most events
-      ev.args = std::string_view(at, 2);
-    } else {
-      ScanState st;
-      size_t avail = static_cast<size_t>(text_ + text_len_ - at);
-      size_t len = ScanValue(st, at, avail);
-      ev.args = std::string_view(at, len);
+  if (t != od::json_type::object) return Skim(v, 0);
+  if (at[1] == '}') {  // "args":{} on most events
+    ev.args = std::string_view(at, 2);
+    return Skim(v, 0);
+  }
+  // On-Demand has no raw text for objects. Once Skim has walked (and
+  // validated) the object, the parser stands on the token after it: the
+  // object ends at the last non-blank byte before that.
+  if (absl::Status s = Skim(v, 0); !s.ok()) return s;
+  const char* next = nullptr;
+  if (doc_ != nullptr && !doc_->current_location().get(next) && next > at &&
+      next <= text_ + text_len_) {
+    while (next > at && IsJsonSpace(next[-1])) --next;
+    if (next[-1] == '}') {
+      ev.args = std::string_view(at, static_cast<size_t>(next - at));
+      return absl::OkStatus();
     }
   }
-  return Skim(v, 0);
+  ScanState st;  // not expected; the scanner finds the extent the slow way
+  ev.args = std::string_view(at, ScanValue(st, at, static_cast<size_t>(text_ + text_len_ - at)));
+  return absl::OkStatus();
 }
 
 absl::Status EventParser::Skim(Ondemand& v, int depth) {

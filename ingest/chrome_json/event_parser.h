@@ -144,6 +144,7 @@ class EventParser {
   simdjson::ondemand::parser parser_;       // the event
   simdjson::ondemand::parser args_parser_;  // args of C and M, re-read
   simdjson::ondemand::document args_doc_;
+  simdjson::ondemand::document* doc_ = nullptr;  // the one being read
   const char* text_ = nullptr;   // current event text
   size_t text_len_ = 0;
   const char* alloc_end_ = nullptr;

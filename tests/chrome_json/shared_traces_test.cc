@@ -123,6 +123,13 @@ TEST(ChromeJsonSharedTraces, AllFilesReadWithIndependentlyCheckedCounts) {
     EXPECT_EQ(sink.events.size(), exp.adds);
     for (const auto& [reason, n] : exp.skipped) EXPECT_EQ(sink.skipped[reason], n) << reason;
     EXPECT_EQ(sink.process_names.size(), exp.process_names);
+    // Every args text handed over is exactly one JSON object.
+    simdjson::dom::parser args_parser;
+    for (const Collected& c : sink.events) {
+      if (c.args.empty()) continue;
+      simdjson::dom::object obj;
+      ASSERT_EQ(args_parser.parse(c.args).get(obj), simdjson::SUCCESS) << c.args;
+    }
     // A truncated file is reported as such, and only then.
     bool warned_truncated = false;
     for (const auto& w : sink.warnings) warned_truncated |= w.find("truncated") != std::string::npos;
