@@ -56,12 +56,13 @@ class ThreadTrackCache {
  public:
   explicit ThreadTrackCache(EventSink* sink) : sink_(sink) {}
   uint32_t Track(IdToken pid, IdToken tid) {
+    // Runs of events on one thread are the common case: check the last hit
+    // before hashing.
+    if (last_ != nullptr && last_->Matches(pid, tid)) return last_->id;
     size_t h = CheapHash(pid.text, pid.is_number) * 31 + CheapHash(tid.text, tid.is_number);
     Slot& slot = slots_[(h ^ (h >> 17)) % kSlots];
-    if (slot.used && slot.pid_num == pid.is_number && slot.tid_num == tid.is_number &&
-        slot.pid == pid.text && slot.tid == tid.text) {
-      return slot.id;
-    }
+    last_ = &slot;
+    if (slot.Matches(pid, tid)) return slot.id;
     slot.id = sink_->ThreadTrack(pid, tid);
     slot.pid.assign(pid.text);
     slot.tid.assign(tid.text);
@@ -74,12 +75,17 @@ class ThreadTrackCache {
  private:
   static constexpr size_t kSlots = 256;
   struct Slot {
+    bool Matches(IdToken p, IdToken t) const {
+      return used && pid_num == p.is_number && tid_num == t.is_number &&
+             pid == p.text && tid == t.text;
+    }
     std::string pid, tid;
     bool pid_num = false, tid_num = false, used = false;
     uint32_t id = 0;
   };
   EventSink* sink_;
   std::array<Slot, kSlots> slots_;
+  const Slot* last_ = nullptr;
 };
 
 }  // namespace tracetable::chrome_json
