@@ -162,6 +162,8 @@
     S.range = null;
     S.collapsed.clear();
     S.counterRange.clear();
+    canvas.style.top = '0px';
+    scroller.scrollTop = 0;
     S.search = { q: '', matches: [], index: -1, cursor: null, busy: false };
     $('search-count').textContent = '';
     const hostBox = $('host-box');
@@ -222,6 +224,13 @@
     S.rowByTrack = new Map(rows.filter((r) => r.kind === 'track').map((r) => [r.track.id, r]));
     S.contentH = y + 40;
     spacer.style.height = S.contentH + 'px';
+    // The canvas sits at the old scroll offset and would keep the scroll
+    // range open: clamp the offset to the new content first.
+    const maxTop = Math.max(0, S.contentH - scroller.clientHeight);
+    if (scroller.scrollTop > maxTop) {
+      canvas.style.top = '0px';
+      scroller.scrollTop = maxTop;
+    }
     resize();
   }
 

@@ -59,7 +59,20 @@ function makeSample(dir) {
     fs.writeFileSync(trace, JSON.stringify({ traceEvents: ev }));
   }
   execFileSync(tracetable, ['ingest', trace, '-o', table, '--force', '-q']);
-  return table;
+  // A small two-host table (one input file per host).
+  const inputs = [];
+  for (const host of ['alpha', 'beta']) {
+    const ev = [{ ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: `${host} worker` } }];
+    for (let i = 0; i < 2000; i++) {
+      ev.push({ ph: 'X', pid: 1, tid: 1, ts: 1000 + i * 50, dur: 40, name: `${host}.step`, args: { i } });
+      ev.push({ ph: 'X', pid: 1, tid: 1, ts: 1005 + i * 50, dur: 20, name: `${host}.inner.${i % 7}` });
+    }
+    const f = path.join(dir, `${host}.json`);
+    fs.writeFileSync(f, JSON.stringify({ traceEvents: ev }));
+    inputs.push(f);
+  }
+  execFileSync(tracetable, ['ingest', ...inputs, '-o', path.join(dir, 'hosts.tracetable'), '--force', '-q']);
+  return dir;
 }
 
 function startServer(table) {
@@ -80,8 +93,8 @@ async function main() {
   const t0 = Date.now();
   fs.mkdirSync(artifacts, { recursive: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tt-viewer-'));
-  const table = makeSample(dir);
-  const { proc, url } = await startServer(table);
+  const tables = makeSample(dir);
+  const { proc, url } = await startServer(tables);
   let browser;
   const errors = [];
   try {
@@ -97,7 +110,7 @@ async function main() {
       // /event answers 404 for events without arguments (shown as such).
       if (m.type() === 'error' && !/\/event\?id=/.test((m.location() || {}).url || '')) errors.push('console: ' + m.text());
     });
-    await page.goto(url);
+    await page.goto(url + '#table=sample');
 
     // 1. First render.
     await waitFor(page, () => window.__tt.ready && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render');
@@ -165,14 +178,28 @@ async function main() {
     // 5. Stats for the visible range; the URL hash keeps the view.
     await page.click('.tabs button[data-tab="stats"]');
     await waitFor(page, () => window.__tt.statsLoaded > 0, null, 'stats');
-    const rows = await page.locator('#stats .stats-table tr').count();
-    check(rows > 1, `stats panel lists ${rows - 1} names`);
+    const statRows = await page.locator('#stats .stats-table tr').count();
+    check(statRows > 1, `stats panel lists ${statRows - 1} names`);
     await page.keyboard.press('0');
     await waitFor(page, () => window.__tt.inflight === 0 && /start=/.test(location.hash), null, 'hash');
     await page.waitForTimeout(400);
     const hash = await page.evaluate(() => location.hash);
     check(/table=sample/.test(hash) && /end=/.test(hash), `URL hash keeps the view (${hash.slice(0, 80)})`);
     await page.screenshot({ path: path.join(artifacts, '05-stats.png') });
+
+    // 6. Another table with two hosts: the host filter appears and filters.
+    await page.selectOption('#table', 'hosts');
+    await waitFor(page, () => window.__tt.S.table.name === 'hosts' && window.__tt.inflight === 0 && window.__tt.loads > 1 && window.__tt.eventsDrawn > 0, null, 'hosts table', 20000);
+    check(await page.isVisible('#host'), 'host filter shown for a two-host table');
+    await page.selectOption('#host', 'beta');
+    await waitFor(page, () => {
+      const r = window.__tt.requests;
+      return /host=beta/.test(r[r.length - 1].url) && r[r.length - 1].status === 200 && window.__tt.inflight === 0;
+    }, null, 'host-filtered window');
+    const rows = await page.evaluate(() => window.__tt.S.rows.filter((r) => r.kind === 'process').map((r) => r.process.host));
+    check(rows.length === 1 && rows[0] === 'beta', `only host beta's processes are laid out (${rows.join(',')})`);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(artifacts, '06-hosts.png') });
 
     const reqs = await page.evaluate(() => window.__tt.requests.length);
     console.log(`window requests: ${reqs}, dropped stale: ${await page.evaluate(() => window.__tt.dropped)}`);
