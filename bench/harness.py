@@ -769,6 +769,8 @@ def main():
     # The default mode owns <date>-<host>; --quick (CI) and --big get a suffix
     # so they do not overwrite it.
     suffix = "" if args.mode == "default" else f"-{args.mode}"
+    if not have_cli:
+        suffix += "-nocli"  # never overwrite a complete report with a CLI-less one
     base = os.path.join(args.results, f"{date}-{host}{suffix}")
     doc = {"date": date, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine_info(), "argv": args.argv, "mode": args.mode, "reps": args.reps,
