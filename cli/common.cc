@@ -11,10 +11,32 @@
 
 namespace tracetable::cli {
 namespace fs = std::filesystem;
+namespace po = boost::program_options;
 
 int Fail(std::string_view command, absl::string_view message) {
   std::cerr << "tracetable " << command << ": " << message << "\n";
   return 1;
+}
+
+std::optional<int> ParseCommandLine(std::string_view command, int argc, char** argv,
+                                    const po::options_description& opts,
+                                    std::vector<std::string>* positional, int max_positional,
+                                    po::variables_map* vm) {
+  po::options_description all;
+  all.add(opts).add_options()("positional", po::value(positional));
+  po::positional_options_description pos;
+  pos.add("positional", max_positional);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return Fail(command, absl::StrCat(e.what(), " (see --help)"));
+  }
+  if (vm->count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  return std::nullopt;
 }
 
 absl::StatusOr<uint64_t> ParseSize(const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "boost/program_options.hpp"
 #include "store/table.h"
 
 namespace tracetable::cli {
@@ -29,6 +30,15 @@ absl::StatusOr<std::vector<uint32_t>> SelectTracks(const Table& table,
 
 std::string HumanBytes(uint64_t bytes);
 uint64_t DirectoryBytes(const std::string& path);
+
+// Parses a subcommand's options plus its positional arguments (`positional`
+// receives them; max_positional = -1 for any number). Returns an exit code
+// when the command should stop here: 0 after printing --help, 1 after a
+// parse error (printed); nullopt to go on.
+std::optional<int> ParseCommandLine(std::string_view command, int argc, char** argv,
+                                    const boost::program_options::options_description& opts,
+                                    std::vector<std::string>* positional, int max_positional,
+                                    boost::program_options::variables_map* vm);
 
 // Each subcommand: argv without the program name's subcommand word.
 int IngestMain(int argc, char** argv);

@@ -16,27 +16,16 @@ int ExportMain(int argc, char** argv) {
       "usage: tracetable export TABLE -o OUT.json[.gz] [options]\n\n"
       "Writes the table (or events starting in a window) as a Chrome trace that\n"
       "chrome://tracing, Perfetto and tracetable itself read, with all arguments.\n\noptions");
-  std::string path, output, start_us, end_us;
+  std::string output, start_us, end_us;
   opts.add_options()
       ("help,h", "show this help")
       ("output,o", po::value(&output), "output file; .gz compresses")
       ("start-us", po::value(&start_us), "only events starting at or after this time")
       ("end-us", po::value(&end_us), "only events starting at or before this time");
-  po::options_description all;
-  all.add(opts).add_options()("table", po::value(&path));
-  po::positional_options_description pos;
-  pos.add("table", 1);
+  std::vector<std::string> args;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Fail("export", absl::StrCat(e.what(), " (see --help)"));
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto exit = ParseCommandLine("export", argc, argv, opts, &args, 1, &vm)) return *exit;
+  const std::string path = args.empty() ? "" : args[0];
   if (path.empty() || output.empty()) return Fail("export", "usage: tracetable export TABLE -o OUT.json");
   absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(path);
   if (!opened.ok()) return Fail("export", opened.status().message());

@@ -191,24 +191,12 @@ void PrintLevels(const Table& t) {
 
 int InfoMain(int argc, char** argv) {
   po::options_description opts("usage: tracetable info TABLE [--json]\n\noptions");
-  std::string path;
   opts.add_options()("help,h", "show this help")("json", "print JSON instead of text")(
       "levels", "also count tiles, rows and bytes per level (reads the whole table)");
-  po::options_description all;
-  all.add(opts).add_options()("table", po::value(&path));
-  po::positional_options_description pos;
-  pos.add("table", 1);
+  std::vector<std::string> args;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Fail("info", absl::StrCat(e.what(), " (see --help)"));
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto exit = ParseCommandLine("info", argc, argv, opts, &args, 1, &vm)) return *exit;
+  const std::string path = args.empty() ? "" : args[0];
   if (path.empty()) return Fail("info", "no table given (see --help)");
   absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(path);
   if (!t.ok()) return Fail("info", t.status().message());

@@ -82,23 +82,8 @@ int IngestMain(int argc, char** argv) {
        "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
       ("force", "replace OUT if it exists")
       ("quiet,q", "no progress line");
-  po::options_description hidden;
-  hidden.add_options()("input", po::value(&inputs));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("input", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Fail("ingest", absl::StrCat(e.what(), " (see --help)"));
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
   if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
   if (output.empty()) return Fail("ingest", "no output given: -o OUT.tracetable");
   absl::StatusOr<uint64_t> budget_bytes = ParseSize(budget);

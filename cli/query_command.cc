@@ -19,7 +19,7 @@ int QueryMain(int argc, char** argv) {
       "Prints the window [start, end] as a Chrome trace JSON object: every event at least\n"
       "one resolution long exactly, shorter ones as events or 'tracetable.summary' items\n"
       "with exact counts. Times are absolute microseconds, as in the input.\n\noptions");
-  std::string path, start_us, end_us, res_us;
+  std::string start_us, end_us, res_us;
   std::vector<std::string> pids, hosts;
   uint64_t limit = 0;
   opts.add_options()
@@ -32,21 +32,10 @@ int QueryMain(int argc, char** argv) {
       ("host", po::value(&hosts), "only processes of host H (repeatable)")
       ("limit", po::value(&limit)->default_value(0),
        "at most N items, earliest first; the answer then says \"truncated\":true");
-  po::options_description all;
-  all.add(opts).add_options()("table", po::value(&path));
-  po::positional_options_description pos;
-  pos.add("table", 1);
+  std::vector<std::string> args;
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Fail("query", absl::StrCat(e.what(), " (see --help)"));
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto exit = ParseCommandLine("query", argc, argv, opts, &args, 1, &vm)) return *exit;
+  const std::string path = args.empty() ? "" : args[0];
   if (path.empty()) return Fail("query", "no table given (see --help)");
   absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(path);
   if (!opened.ok()) return Fail("query", opened.status().message());

@@ -1,5 +1,7 @@
 #include "format/tile_codec.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "format/tracetable.pb.h"
 
@@ -27,6 +29,20 @@ bool ColumnFits(const Column& column, size_t n) {
 }
 
 }  // namespace
+
+void FoldSummary(TileRow* agg, const TileRow& item) {
+  const int64_t end = std::max(agg->ts + agg->dur, item.ts + item.dur);
+  agg->ts = std::min(agg->ts, item.ts);
+  agg->dur = end - agg->ts;
+  agg->count += item.count;
+  agg->covered += item.covered;
+  if (item.longest_dur > agg->longest_dur) {
+    agg->longest_dur = item.longest_dur;
+    agg->name = item.name;
+  }
+  agg->id = agg->cat = agg->flags = agg->flow_id = agg->flow_out = agg->flow_in = 0;
+  agg->value = 0;
+}
 
 std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
                        bool summary) {

@@ -38,6 +38,11 @@ struct TileRow {
   int64_t longest_dur = 0;
 };
 
+// Folds `item` (an event or a summary) into the summary `agg`: span, count,
+// covered time, and the longest event's name. The result is a summary, so
+// the fields that only an event has are cleared.
+void FoldSummary(TileRow* agg, const TileRow& item);
+
 // Serializes rows into a Tile. `summary` tiles carry count/covered/longest.
 std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
                        bool summary);

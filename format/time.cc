@@ -107,6 +107,17 @@ absl::StatusOr<NsPs> ParseMicros(std::string_view text) {
   return ParseTimeText(text, 1'000'000);
 }
 
+absl::StatusOr<int64_t> RelativePs(int64_t abs_ns, int32_t sub_ns_ps, int64_t origin_ns) {
+  const __int128 rel = (static_cast<__int128>(abs_ns) - origin_ns) * 1000 + sub_ns_ps;
+  constexpr __int128 kLimit = static_cast<__int128>(INT64_MAX) / 4;
+  if (rel > kLimit || rel < -kLimit) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "timestamp ", abs_ns, " ns is more than ~25 days away from the first one (", origin_ns,
+        " ns); a table spans at most that"));
+  }
+  return static_cast<int64_t>(rel);
+}
+
 std::string FormatMicros(__int128 ps) {
   bool negative = ps < 0;
   unsigned __int128 v = negative ? static_cast<unsigned __int128>(-ps)

@@ -30,6 +30,11 @@ absl::StatusOr<NsPs> ParseMicros(std::string_view text);
 // unit_ps_per_unit = 1'000'000 for microseconds, 1000 for nanoseconds.
 absl::StatusOr<NsPs> ParseTimeText(std::string_view text, int64_t ps_per_unit);
 
+// Picoseconds from `origin_ns` to abs_ns + sub_ns_ps / 1000. A table holds
+// relative times within about +-25 days (a quarter of int64 picoseconds, so
+// sums of times and durations cannot overflow); farther is an error.
+absl::StatusOr<int64_t> RelativePs(int64_t abs_ns, int32_t sub_ns_ps, int64_t origin_ns);
+
 // Formats picoseconds as decimal microseconds with no trailing zeros
 // ("1.5", "-0.000001", "1680000000000.123"). Exact for any int64 input;
 // `ps_hi` lets callers pass origin_ns * 1000 + rel_ps without overflow.

@@ -18,19 +18,6 @@ bool Overlaps(const TileRow& r, int64_t start, int64_t end) {
   return r.ts <= end && r.ts + r.dur >= start;
 }
 
-void Fold(TileRow* agg, const TileRow& item) {
-  const int64_t end = std::max(agg->ts + agg->dur, item.ts + item.dur);
-  agg->ts = std::min(agg->ts, item.ts);
-  agg->dur = end - agg->ts;
-  agg->count += item.count;
-  agg->covered += item.covered;
-  if (item.longest_dur > agg->longest_dur) {
-    agg->longest_dur = item.longest_dur;
-    agg->name = item.name;
-  }
-  agg->id = agg->cat = agg->flags = agg->flow_id = agg->flow_out = agg->flow_in = 0;
-}
-
 // Short events are grouped per (bin, kind group, lane).
 struct GroupKey {
   int64_t bin;
@@ -82,7 +69,7 @@ class TrackQuery {
     auto add_short = [&](const TileRow& r) {
       GroupKey k{FloorDiv(r.ts - base, q_), KindGroup(r.kind), r.lane};
       auto [it, inserted] = short_groups.try_emplace(k, r);
-      if (!inserted) Fold(&it->second, r);
+      if (!inserted) FoldSummary(&it->second, r);
     };
 
     for (int c = level_; c < info.classes_size(); ++c) {

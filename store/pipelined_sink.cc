@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
+#include "format/time.h"
 #include "store/table_builder.h"
 
 namespace tracetable {
@@ -66,14 +67,7 @@ absl::StatusOr<int64_t> ProducerSink::ToRelativePs(int64_t abs_ns, int32_t sub_n
     origin_ns_ = abs_ns;
     Push(Op::kOrigin).number = abs_ns;
   }
-  const __int128 rel = (static_cast<__int128>(abs_ns) - origin_ns_) * 1000 + sub_ns_ps;
-  constexpr __int128 kLimit = static_cast<__int128>(INT64_MAX) / 4;
-  if (rel > kLimit || rel < -kLimit) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "timestamp ", abs_ns, " ns is more than ~25 days away from the first one (",
-        origin_ns_, " ns); a table spans at most that"));
-  }
-  return static_cast<int64_t>(rel);
+  return RelativePs(abs_ns, sub_ns_ps, origin_ns_);
 }
 
 uint32_t ProducerSink::Track(Op::Type type, IdToken pid, std::string_view x, IdToken tid,

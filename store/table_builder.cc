@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
+#include "format/time.h"
 #include "format/keys.h"
 #include "format/levels.h"
 #include "leveldb/db.h"
@@ -151,14 +152,7 @@ absl::StatusOr<int64_t> TableBuilder::ToRelativePs(int64_t abs_ns, int32_t sub_n
     have_origin_ = true;
     origin_ns_ = abs_ns;
   }
-  const __int128 rel = (static_cast<__int128>(abs_ns) - origin_ns_) * 1000 + sub_ns_ps;
-  constexpr __int128 kLimit = static_cast<__int128>(INT64_MAX) / 4;
-  if (rel > kLimit || rel < -kLimit) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "timestamp ", abs_ns, " ns is more than ~25 days away from the first one (",
-        origin_ns_, " ns); a table spans at most that"));
-  }
-  return static_cast<int64_t>(rel);
+  return RelativePs(abs_ns, sub_ns_ps, origin_ns_);
 }
 
 uint32_t TableBuilder::Process(IdToken pid) {

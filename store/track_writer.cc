@@ -28,25 +28,6 @@ TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
   return row;
 }
 
-// Folds `item` into `agg`. Once it holds more than one event, the row stops
-// being an event and keeps only what a summary says.
-void Fold(TileRow* agg, const TileRow& item) {
-  const int64_t end = std::max(agg->ts + agg->dur, item.ts + item.dur);
-  agg->ts = std::min(agg->ts, item.ts);
-  agg->dur = end - agg->ts;
-  agg->count += item.count;
-  agg->covered += item.covered;
-  if (item.longest_dur > agg->longest_dur) {
-    agg->longest_dur = item.longest_dur;
-    agg->name = item.name;
-  }
-  agg->id = 0;
-  agg->cat = 0;
-  agg->flags = 0;
-  agg->flow_id = agg->flow_out = agg->flow_in = 0;
-  agg->value = 0;
-}
-
 bool TsLess(const TileRow& a, const TileRow& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   return a.lane < b.lane;
@@ -128,7 +109,7 @@ absl::Status TrackWriter::Insert(int k, const TileRow& item) {
   } else {
     const uint64_t key = (uint64_t{KindGroup(item.kind)} << 32) | item.lane;
     auto [it, inserted] = level.open.try_emplace(key, item);
-    if (!inserted) Fold(&it->second, item);
+    if (!inserted) FoldSummary(&it->second, item);
   }
   return absl::OkStatus();
 }
