@@ -12,7 +12,7 @@
 #include "cli/common.h"
 #include "format/levels.h"
 #include "format/time.h"
-#include "query/json_text.h"
+#include "format/json_text.h"
 #include "query/trace_json.h"
 
 namespace tracetable::cli {

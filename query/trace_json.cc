@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "format/time.h"
-#include "query/json_text.h"
+#include "format/json_text.h"
 
 namespace tracetable {
 namespace {

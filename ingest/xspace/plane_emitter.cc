@@ -55,7 +55,7 @@ const PlaneEmitter::StatInfo& PlaneEmitter::Stat(int64_t id) {
     it->second.name = md != plane_.stat_metadata().end()
                           ? md->second.name()
                           : absl::StrCat("stat#", id);
-    xspace_json::AppendString(&it->second.json_key, it->second.name);
+    AppendJsonString(&it->second.json_key, it->second.name);
     it->second.json_key.push_back(':');
   }
   return it->second;
@@ -73,7 +73,7 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
     if (!info.md->display_name().empty()) {
       info.name = info.md->display_name();
       info.long_name_member = "\"long_name\":";
-      xspace_json::AppendString(&info.long_name_member, info.md->name());
+      AppendJsonString(&info.long_name_member, info.md->name());
     } else {
       info.name = info.md->name();
     }

@@ -68,7 +68,7 @@ std::string JsonStringArray(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out.push_back(',');
-    xspace_json::AppendString(&out, items[i]);
+    AppendJsonString(&out, items[i]);
   }
   out.push_back(']');
   return out;
@@ -151,7 +151,7 @@ absl::Status ReadXSpace(
     }
     if (std::string stats = emitter.PlaneStatsJson(); !stats.empty()) {
       plane_stats.append(plane_stats.empty() ? "{" : ",");
-      xspace_json::AppendString(&plane_stats, plane->name());
+      AppendJsonString(&plane_stats, plane->name());
       plane_stats.append(":").append(stats);
     }
     if (progress) progress(ref.offset + ref.length, *size);

@@ -96,7 +96,7 @@ absl::Status ScanKnownField(CodedInputStream& coded, int field,
     return DecodeError(path, start, "truncated string");
   }
   // proto3 strings must be UTF-8; random bytes rarely are.
-  if (!xspace_json::IsValidUtf8(text)) {
+  if (!IsValidUtf8(text)) {
     return DecodeError(path, start, absl::StrCat(SpaceField(field), " is not UTF-8"));
   }
   std::vector<std::string>* list = field == 2   ? &index->errors

@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "format/json_text.h"
+
 #include "ingest/xspace/xplane.pb.h"
 
 namespace tracetable::xspace_json {
@@ -28,11 +30,7 @@ inline constexpr size_t kMaxBase64Bytes = 4096;
 using StatMetadataMap =
     google::protobuf::Map<int64_t, tracetable::xspace::XStatMetadata>;
 
-// True when `s` is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF).
-bool IsValidUtf8(std::string_view s);
 
-// Appends `s` as a quoted JSON string.
-void AppendString(std::string* out, std::string_view s);
 
 // Appends `v` as a JSON number (or a string for NaN / infinities).
 void AppendDouble(std::string* out, double v);

@@ -63,7 +63,7 @@ class Walker {
     if (field->type() == FieldDescriptor::TYPE_STRING) {
       std::string text;
       in_->ReadString(&text, static_cast<int>(length));
-      if (!xspace_json::IsValidUtf8(text)) {
+      if (!IsValidUtf8(text)) {
         return Fail(start, absl::StrCat(field->full_name(), " is not UTF-8"));
       }
       return true;

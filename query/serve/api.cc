@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/time.h"
-#include "query/json_text.h"
+#include "format/json_text.h"
 #include "query/trace_json.h"
 #include "query/window.h"
 
