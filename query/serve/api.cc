@@ -322,7 +322,10 @@ SearchResult RunSearch(const Table& t, const std::vector<bool>& names, std::vect
   out.scanned_to = span.end;
   if (tracks.empty()) return out;
   int64_t a = cursor ? std::max(span.start, cursor->ts) : span.start;
-  const bool first_page = !cursor;
+  // The first chunk also takes events that started before it and overlap it
+  // (before the span start, or after the cursor); later chunks take only the
+  // events starting in them, so none is returned twice.
+  bool first_chunk = true;
   // Chunks start at about 32k events (from the density estimate) and grow.
   const double est = std::max(1.0, EstimateEvents(t, tracks, span.start, span.end));
   const double total_span = static_cast<double>(span.end - span.start) + 1;
@@ -346,11 +349,12 @@ SearchResult RunSearch(const Table& t, const std::vector<bool>& names, std::vect
     std::vector<WindowItem> hits;
     for (const WindowItem& it : res->items) {
       if (it.summary || it.row.name >= names.size() || !names[it.row.name]) continue;
-      const bool in_chunk = it.row.ts <= b && (it.row.ts >= a || (first_page && a == span.start));
+      const bool in_chunk = it.row.ts <= b && (it.row.ts >= a || first_chunk);
       if (!in_chunk) continue;
       if (cursor && !AfterCursor(it, *cursor)) continue;
       hits.push_back(it);
     }
+    first_chunk = false;
     std::sort(hits.begin(), hits.end(), Before);
     for (const WindowItem& h : hits) {
       if (out.matches.size() == limit) {
