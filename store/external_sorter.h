@@ -1,30 +1,98 @@
-// Sorts a stream of SortRecords larger than memory: records are buffered, and
-// the caller spills the buffer as a sorted run to a temporary file when its
-// memory budget is reached; Merge() then streams all runs and the buffer in
-// order with a k-way merge. Temporary files are removed when the sorter dies.
+// Sorts a stream of fixed-size records larger than memory: records are
+// buffered, and when `max_records` are buffered the buffer is sorted and
+// spilled as a run to a temporary file; Merge() then streams all runs and the
+// buffer in order with a k-way merge. Temporary files are removed when the
+// sorter dies. Record must be trivially copyable.
 #ifndef TRACETABLE_STORE_EXTERNAL_SORTER_H_
 #define TRACETABLE_STORE_EXTERNAL_SORTER_H_
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <functional>
+#include <memory>
+#include <queue>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "store/sort_record.h"
+#include "absl/strings/str_cat.h"
 
 namespace tracetable {
+namespace sorter_internal {
 
-class ExternalSorter {
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f) std::fclose(f);
+  }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+inline absl::Status IoError(const std::string& what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// Reads one run sequentially through a fixed buffer.
+template <typename Record>
+class RunReader {
  public:
-  using Less = bool (*)(const SortRecord&, const SortRecord&);
+  RunReader(File file, size_t buffer_records)
+      : file_(std::move(file)), buffer_(std::max<size_t>(buffer_records, 1)) {}
+  // False at end of run.
+  bool Next(Record* out) {
+    if (pos_ == len_) {
+      len_ = std::fread(buffer_.data(), sizeof(Record), buffer_.size(), file_.get());
+      pos_ = 0;
+      if (len_ == 0) return false;
+    }
+    *out = buffer_[pos_++];
+    return true;
+  }
+  bool failed() const { return std::ferror(file_.get()) != 0; }
+
+ private:
+  File file_;
+  std::vector<Record> buffer_;
+  size_t pos_ = 0, len_ = 0;
+};
+
+// Sorts on two threads: the halves in parallel, then one merge.
+template <typename Record, typename Less>
+void ParallelSort(std::vector<Record>* v, Less less) {
+  if (v->size() < (1u << 16)) {
+    std::sort(v->begin(), v->end(), less);
+    return;
+  }
+  auto mid = v->begin() + static_cast<std::ptrdiff_t>(v->size() / 2);
+  std::thread half([&] { std::sort(v->begin(), mid, less); });
+  std::sort(mid, v->end(), less);
+  half.join();
+  std::inplace_merge(v->begin(), mid, v->end(), less);
+}
+
+}  // namespace sorter_internal
+
+template <typename Record>
+class ExternalSorter {
+  static_assert(std::is_trivially_copyable_v<Record>);
+
+ public:
+  using Less = bool (*)(const Record&, const Record&);
   // Holds at most `max_records` in memory; more spill a sorted run.
-  ExternalSorter(std::string temp_prefix, Less less, size_t max_records);
-  ~ExternalSorter();
+  ExternalSorter(std::string temp_prefix, Less less, size_t max_records)
+      : temp_prefix_(std::move(temp_prefix)), less_(less),
+        max_records_(std::max<size_t>(max_records, 1024)) {}
+  ~ExternalSorter() {
+    for (const std::string& run : runs_) std::remove(run.c_str());
+  }
   ExternalSorter(const ExternalSorter&) = delete;
   ExternalSorter& operator=(const ExternalSorter&) = delete;
 
-  absl::Status Add(const SortRecord& r) {
+  absl::Status Add(const Record& r) {
     if (buffer_.size() == max_records_) {
       if (absl::Status s = Spill(); !s.ok()) return s;
     }
@@ -36,18 +104,81 @@ class ExternalSorter {
   int runs() const { return static_cast<int>(runs_.size()); }
 
   // Sorts the buffer, writes it as a run and frees it.
-  absl::Status Spill();
+  absl::Status Spill() {
+    using namespace sorter_internal;
+    if (buffer_.empty()) return absl::OkStatus();
+    ParallelSort(&buffer_, less_);
+    std::string path = absl::StrCat(temp_prefix_, ".run", runs_.size());
+    File f(std::fopen(path.c_str(), "wb"));
+    if (!f) return IoError("cannot create spill file", path);
+    runs_.push_back(path);
+    if (std::fwrite(buffer_.data(), sizeof(Record), buffer_.size(), f.get()) != buffer_.size() ||
+        std::fflush(f.get()) != 0) {
+      return IoError("cannot write spill file (disk full?)", path);
+    }
+    spilled_ += buffer_.size();
+    std::vector<Record>().swap(buffer_);
+    return absl::OkStatus();
+  }
 
   // Calls fn for every record in order. `read_budget` bounds the bytes of
   // read buffers across runs. The sorter is empty afterwards.
-  absl::Status Merge(size_t read_budget,
-                     const std::function<absl::Status(const SortRecord&)>& fn);
+  absl::Status Merge(size_t read_budget, const std::function<absl::Status(const Record&)>& fn) {
+    using namespace sorter_internal;
+    ParallelSort(&buffer_, less_);
+    if (runs_.empty()) {
+      for (const Record& r : buffer_) {
+        if (absl::Status s = fn(r); !s.ok()) return s;
+      }
+      std::vector<Record>().swap(buffer_);
+      return absl::OkStatus();
+    }
+    const size_t per_run =
+        std::clamp<size_t>(read_budget / (runs_.size() * sizeof(Record)), 1024, 1 << 16);
+    std::vector<std::unique_ptr<RunReader<Record>>> readers;
+    for (const std::string& path : runs_) {
+      File f(std::fopen(path.c_str(), "rb"));
+      if (!f) return IoError("cannot reopen spill file", path);
+      readers.push_back(std::make_unique<RunReader<Record>>(std::move(f), per_run));
+    }
+    // Heap entries: (record, source); source == runs_.size() is the buffer.
+    struct Head {
+      Record rec;
+      size_t source;
+    };
+    auto greater = [this](const Head& a, const Head& b) { return less_(b.rec, a.rec); };
+    std::priority_queue<Head, std::vector<Head>, decltype(greater)> heap(greater);
+    size_t buffer_pos = 0;
+    auto advance = [&](size_t source) {
+      Record r;
+      if (source == readers.size()) {
+        if (buffer_pos < buffer_.size()) heap.push({buffer_[buffer_pos++], source});
+      } else if (readers[source]->Next(&r)) {
+        heap.push({r, source});
+      }
+    };
+    for (size_t s = 0; s <= readers.size(); ++s) advance(s);
+    while (!heap.empty()) {
+      Head h = heap.top();
+      heap.pop();
+      if (absl::Status s = fn(h.rec); !s.ok()) return s;
+      advance(h.source);
+    }
+    for (size_t s = 0; s < readers.size(); ++s) {
+      if (readers[s]->failed()) return IoError("cannot read spill file", runs_[s]);
+    }
+    for (const std::string& run : runs_) std::remove(run.c_str());
+    runs_.clear();
+    spilled_ = 0;
+    std::vector<Record>().swap(buffer_);
+    return absl::OkStatus();
+  }
 
  private:
   std::string temp_prefix_;
   Less less_;
   size_t max_records_;
-  std::vector<SortRecord> buffer_;
+  std::vector<Record> buffer_;
   std::vector<std::string> runs_;
   uint64_t spilled_ = 0;
 };

@@ -108,9 +108,9 @@ absl::Status TableBuilder::Open() {
   db_.reset(db);
   batch_ = std::make_unique<leveldb::WriteBatch>();
   const size_t records = options_.memory_budget / sizeof(SortRecord);
-  main_ = std::make_unique<ExternalSorter>(temp_dir_ + "-spill/main", TrackTimeLess,
+  main_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/main", TrackTimeLess,
                                            records - records / 8);
-  match_ = std::make_unique<ExternalSorter>(temp_dir_ + "-spill/match", MatchLess,
+  match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
                                             records / 8);
   strings_.push_back("");
   string_ids_[""] = 0;

@@ -32,6 +32,7 @@
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
 #include "store/external_sorter.h"
+#include "store/sort_record.h"
 
 namespace leveldb {
 class DB;
@@ -114,8 +115,8 @@ class TableBuilder : public EventSink {
   std::unique_ptr<leveldb::DB> db_;
   std::unique_ptr<leveldb::WriteBatch> batch_;
   size_t batch_bytes_ = 0;
-  std::unique_ptr<ExternalSorter> main_;
-  std::unique_ptr<ExternalSorter> match_;
+  std::unique_ptr<ExternalSorter<SortRecord>> main_;
+  std::unique_ptr<ExternalSorter<SortRecord>> match_;
   bool finished_ = false;
 
   // Strings.
