@@ -364,6 +364,8 @@
     for (const p of binds.values()) if (p.from && p.to) arrows.push([p.from, p.to]);
     for (const b of byTrack.values()) {
       b.slices.sort((x, y) => x.ts - y.ts);
+      b.maxDur = 0;
+      for (const x of b.slices) if (x.dur > b.maxDur) b.maxDur = x.dur;
       b.counters.sort((x, y) => x.ts - y.ts);
     }
     // Counters: a window holds only the samples inside it; carry the value in
@@ -543,8 +545,15 @@
     const v0 = S.view[0], v1 = S.view[1];
     const pat = hatchPattern();
     ctx.font = '11px system-ui, sans-serif';
-    let lastX = new Float64Array(row.track.max_depth + 2).fill(-1);
-    for (const s of b.slices) {
+    const lastX = new Float64Array(row.track.max_depth + 2).fill(-1);
+    // Slices are sorted by start: skip those that ended before the view.
+    const sl = b.slices;
+    let lo = 0, hi = sl.length;
+    const from = v0 - (b.maxDur || 0);
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (sl[mid].ts < from) lo = mid + 1; else hi = mid; }
+    let style = '';
+    for (let i = lo; i < sl.length; i++) {
+      const s = sl[i];
       if (s.ts > v1) break;
       if (s.ts + s.dur < v0) continue;
       let x = GUTTER + (s.ts - v0) * k;
@@ -558,19 +567,24 @@
       w = Math.max(w, 1);
       lastX[depth] = x + w;
       n++;
+      const c = color(s.name);
       if (s.summary) {
         const density = Math.min(1, s.covered / Math.max(1e-9, s.dur));
         ctx.globalAlpha = 0.35 + 0.55 * density;
-        ctx.fillStyle = color(s.name);
+        if (c !== style) { ctx.fillStyle = c; style = c; }
         ctx.fillRect(x, y, w, LANE - 2);
         ctx.globalAlpha = 1;
-        ctx.fillStyle = pat;
-        ctx.fillRect(x, y, w, LANE - 2);
+        if (w >= 3) {  // hatching only shows on boxes a few pixels wide
+          ctx.fillStyle = pat;
+          style = '';
+          ctx.fillRect(x, y, w, LANE - 2);
+        }
       } else {
-        ctx.fillStyle = color(s.name);
+        if (c !== style) { ctx.fillStyle = c; style = c; }
         ctx.fillRect(x, y, w, LANE - 2);
         if (s.incomplete) {
           ctx.fillStyle = 'rgba(255,255,255,0.6)';
+          style = '';
           ctx.fillRect(x + w - Math.min(w, 6), y, Math.min(w, 6), LANE - 2);
         }
       }
@@ -579,12 +593,14 @@
         ctx.lineWidth = 2;
         ctx.strokeRect(x + 1, y + 1, w - 2, LANE - 4);
         ctx.lineWidth = 1;
+        style = '';
       }
       if (w > 28) {
         const tx = Math.max(x, GUTTER) + 3;
         const avail = Math.min(x + w, W) - tx - 3;
         if (avail > 14) {
           ctx.fillStyle = s.summary ? '#1f2937' : '#111827';
+          style = '';
           const label = s.summary ? `${s.name} ×${s.count}` : s.name;
           ctx.fillText(fitText(label, avail), tx, y + (LANE - 2) / 2 + 1);
         }
@@ -595,7 +611,7 @@
       const x = GUTTER + (s.ts - v0) * k;
       const y = y0 + 2 + Math.min(s.depth, row.track.max_depth) * LANE;
       n++;
-      if (b.flows.includes(s)) {
+      if (s.flow !== undefined) {
         ctx.fillStyle = '#6b7280';
         ctx.fillRect(x - 1, y + 5, 2, 6);
         continue;
