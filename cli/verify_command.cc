@@ -103,10 +103,16 @@ class Verifier {
       last_ts_ = std::max(last_ts_, r.ts);
       if (r.dur < 0) return Error(key, "negative duration");
       if (r.name >= t_.num_strings() || r.cat >= t_.num_strings()) return Error(key, "string id out of range");
+      // Events are stored at their duration class or higher (where they are
+      // alone in their summary group), never lower.
       if (tk.section == TileSection::kEvents &&
-          DurationClass(r.dur, t_.meta().num_levels()) != tk.level &&
+          DurationClass(r.dur, t_.meta().num_levels()) > tk.level &&
           r.kind == EventKind::kSlice) {
-        return Error(key, "event stored in the wrong duration class");
+        return Error(key, "event stored below its duration class");
+      }
+      if (tk.section == TileSection::kSummaries && r.count < 2 &&
+          t_.resources().tracks(tk.track).kind() != proto::Track::COUNTER) {
+        return Error(key, "summary row of fewer than two events");
       }
     }
     if (tk.section == TileSection::kEvents) {

@@ -1,17 +1,18 @@
 // Zoom levels and duration classes.
 //
-// Level k >= 1 has resolution Resolution(k) = 1 ns * 4^(k-1) (in ps); level 0
+// Level k >= 1 has resolution Resolution(k) = 1 ns * 8^(k-1) (in ps); level 0
 // has resolution 0. An event of duration d belongs to exactly one duration
-// class: the largest k with Resolution(k) <= d (class 0 for d < 1 ns). Events
-// are stored once, in the tiles of their class. Level k also has summary
-// tiles: for every bin of width Resolution(k), per lane and kind, the events
-// shorter than Resolution(k) (classes < k).
+// class: the largest k with Resolution(k) <= d (class 0 for d < 1 ns). Level k
+// also has summary tiles: for every bin of width Resolution(k), per lane and
+// kind, the groups of two or more events shorter than Resolution(k). Each
+// event is stored once, at a storage level >= its class
+// (store/track_writer.h).
 //
-// A query at resolution R reads level L = LevelForResolution(R): the events of
-// classes >= L, which are all at least Resolution(L) long, and the summaries
-// of level L. Tiles are cut by row count (kMaxRowsPerTile), not by time, so
-// sparse tracks make few tiles and dense ones small tiles: a window reads
-// about (rows in it) / kMaxRowsPerTile + 2 tiles per class.
+// A query at resolution R reads level L = LevelForResolution(R): the events
+// stored at levels >= L and the summaries of level L. Tiles are cut by row
+// count (kMaxRowsPerTile), not by time, so sparse tracks make few tiles and
+// dense ones small tiles: a window reads about (rows in it) /
+// kMaxRowsPerTile + 2 tiles per level.
 #ifndef TRACETABLE_FORMAT_LEVELS_H_
 #define TRACETABLE_FORMAT_LEVELS_H_
 

@@ -72,15 +72,14 @@ class TrackQuery {
       if (!inserted) FoldSummary(&it->second, r);
     };
 
+    // Events stored at levels >= level_: long ones, and short ones alone in
+    // their group at level_ (store/track_writer.h). Short ones are read over
+    // the whole bins they group into.
     for (int c = level_; c < info.classes_size(); ++c) {
       const proto::ClassExtent& ext = info.classes(c);
-      if (ext.count() == 0 || ext.max_end() < qfirst_ts || ext.min_ts() > req_.end) continue;
-      int64_t from = req_.start - ext.max_dur();
-      int64_t to = req_.end;
-      if (c == level_ && level_ > 0) {
-        from = std::min(from, qfirst_ts);
-        to = qlast_ts;
-      }
+      if (ext.count() == 0 || ext.max_end() < qfirst_ts || ext.min_ts() > qlast_ts) continue;
+      const int64_t from = std::min(req_.start - ext.max_dur(), qfirst_ts);
+      const int64_t to = qlast_ts;
       rows.clear();
       if (absl::Status s = t_.ReadTiles(track, TileSection::kEvents, c, from, to, &rows,
                                         &out_->stats);

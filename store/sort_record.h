@@ -50,6 +50,23 @@ inline bool MatchLess(const SortRecord& a, const SortRecord& b) {
   return a.id < b.id;
 }
 
+// An event on its way to the event tiles of its storage level (see
+// store/track_writer.h), with the lane it was given.
+struct PlacedRecord {
+  SortRecord event;
+  uint32_t lane = 0;
+  uint32_t level = 0;
+};
+static_assert(std::is_trivially_copyable_v<PlacedRecord>);
+
+// Order of the event tiles: track, level, start, read order.
+inline bool PlacedLess(const PlacedRecord& a, const PlacedRecord& b) {
+  if (a.event.track != b.event.track) return a.event.track < b.event.track;
+  if (a.level != b.level) return a.level < b.level;
+  if (a.event.ts != b.event.ts) return a.event.ts < b.event.ts;
+  return a.event.id < b.event.id;
+}
+
 }  // namespace tracetable
 
 #endif  // TRACETABLE_STORE_SORT_RECORD_H_

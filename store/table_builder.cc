@@ -16,6 +16,7 @@
 #include "leveldb/write_batch.h"
 #include "store/table_format.h"
 #include "store/track_writer.h"
+#include "format/tile_codec.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -112,6 +113,9 @@ absl::Status TableBuilder::Open() {
                                            records - records / 8);
   match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
                                             records / 8);
+  // Fills while the main sorter merges; the match sorter's share is free then.
+  placed_ = std::make_unique<ExternalSorter<PlacedRecord>>(
+      temp_dir_ + "-spill/placed", PlacedLess, options_.memory_budget / 8 / sizeof(PlacedRecord));
   strings_.push_back("");
   string_ids_[""] = 0;
   return absl::OkStatus();
@@ -461,6 +465,24 @@ absl::Status TableBuilder::WriteTiles() {
     writer.reset();
     return s;
   };
+  auto place = [this](const TileRow& row, int level) {
+    PlacedRecord p;
+    p.event.track = current_track_;
+    p.event.kind = row.kind;
+    p.event.ts = row.ts;
+    p.event.dur = row.dur;
+    p.event.id = row.id;
+    p.event.name = row.name;
+    p.event.cat = row.cat;
+    p.event.flags = row.flags;
+    p.event.flow_id = row.flow_id;
+    p.event.flow_out = row.flow_out;
+    p.event.flow_in = row.flow_in;
+    p.event.value = row.value;
+    p.lane = row.lane;
+    p.level = static_cast<uint32_t>(level);
+    return placed_->Add(p);
+  };
   const uint64_t total = std::max<size_t>(main_->size(), 1);
   uint64_t done = 0;
   absl::Status st = main_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
@@ -468,14 +490,58 @@ absl::Status TableBuilder::WriteTiles() {
     if (!writer || r.track != current) {
       if (absl::Status s = finish(); !s.ok()) return s;
       current = r.track;
+      current_track_ = r.track;
       const bool counter = resources_.tracks(r.track).kind() == proto::Track::COUNTER;
-      writer = std::make_unique<TrackWriter>(r.track, counter, num_levels, min_ts_, put);
+      writer = std::make_unique<TrackWriter>(r.track, counter, num_levels, min_ts_, put, place);
     }
     ++stats_.events;
     return writer->Add(r);
   });
   if (!st.ok()) return st;
   return finish();
+}
+
+absl::Status TableBuilder::WritePlacedTiles() {
+  std::vector<TileRow> rows;
+  uint32_t track = 0, level = 0;
+  auto flush = [&]() -> absl::Status {
+    if (rows.empty()) return absl::OkStatus();
+    TileKey key{track, TileSection::kEvents, static_cast<uint8_t>(level),
+                static_cast<uint64_t>(rows.front().ts - min_ts_)};
+    std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
+    ++stats_.tiles;
+    stats_.tile_bytes += value.size();
+    rows.clear();
+    return Put(EncodeTileKey(key), std::move(value));
+  };
+  const uint64_t total = std::max<size_t>(placed_->size(), 1);
+  uint64_t done = 0;
+  absl::Status st = placed_->Merge(options_.memory_budget / 4, [&](const PlacedRecord& p) -> absl::Status {
+    if ((++done & 0xFFFFF) == 0) Progress("writing event tiles", double(done) / total);
+    const bool same_run = !rows.empty() && p.event.track == track && p.level == level;
+    // Never cut between rows of one start: tile keys must be unique.
+    if (!same_run || (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts)) {
+      if (absl::Status s = flush(); !s.ok()) return s;
+    }
+    track = p.event.track;
+    level = p.level;
+    TileRow& row = rows.emplace_back();
+    row.kind = p.event.kind;
+    row.lane = p.lane;
+    row.ts = p.event.ts;
+    row.dur = p.event.dur;
+    row.name = p.event.name;
+    row.cat = p.event.cat;
+    row.flags = p.event.flags;
+    row.flow_id = p.event.flow_id;
+    row.flow_out = p.event.flow_out;
+    row.flow_in = p.event.flow_in;
+    row.id = p.event.id;
+    row.value = p.event.value;
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return flush();
 }
 
 absl::Status TableBuilder::WriteTables() {
@@ -531,6 +597,8 @@ absl::Status TableBuilder::Finish() {
   stats_.spill_runs = main_->runs();
   if (absl::Status s = WriteTiles(); !s.ok()) return s;
   main_.reset();
+  if (absl::Status s = WritePlacedTiles(); !s.ok()) return s;
+  placed_.reset();
   if (absl::Status s = WriteTables(); !s.ok()) return s;
   // A fully compacted table opens without replaying logs or compacting, so
   // readers never write to it, and its files are as small as they get.

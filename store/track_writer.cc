@@ -55,12 +55,13 @@ std::vector<TileRow> PickCounterSamples(std::vector<TileRow>& candidates) {
 }  // namespace
 
 TrackWriter::TrackWriter(uint32_t track, bool counter, int num_levels,
-                         int64_t min_ts, PutFn put)
+                         int64_t min_ts, PutFn put, PlaceFn place)
     : track_(track),
       counter_(counter),
       num_levels_(num_levels),
       min_ts_(min_ts),
       put_(std::move(put)),
+      place_(std::move(place)),
       event_tiles_(num_levels),
       levels_(num_levels),
       extents_(num_levels) {}
@@ -72,19 +73,28 @@ absl::Status TrackWriter::Add(const SortRecord& r) {
   const int cls = slice ? DurationClass(r.dur, num_levels_) : 0;
   TileRow row = RowFromRecord(r, lane);
   ++num_events_;
-
-  proto::ClassExtent& ext = extents_[cls];
-  if (ext.count() == 0) {
-    ext.set_min_ts(r.ts);
-    ext.set_max_end(r.ts + r.dur);
+  if (counter_) {
+    if (absl::Status s = Place(row, 0); !s.ok()) return s;
+  } else if (cls + 1 == num_levels_) {
+    return Place(row, cls);
   }
-  ext.set_count(ext.count() + 1);
-  ext.set_max_end(std::max(ext.max_end(), r.ts + r.dur));
-  ext.set_max_dur(std::max(ext.max_dur(), r.dur));
-
-  if (absl::Status s = AppendRow(cls, /*summary=*/false, row); !s.ok()) return s;
   if (cls + 1 < num_levels_) return Insert(cls + 1, row);
   return absl::OkStatus();
+}
+
+absl::Status TrackWriter::Place(const TileRow& row, int level) {
+  proto::ClassExtent& ext = extents_[level];
+  if (ext.count() == 0) {
+    ext.set_min_ts(row.ts);
+    ext.set_max_end(row.ts + row.dur);
+  }
+  ext.set_count(ext.count() + 1);
+  ext.set_min_ts(std::min(ext.min_ts(), row.ts));
+  ext.set_max_end(std::max(ext.max_end(), row.ts + row.dur));
+  ext.set_max_dur(std::max(ext.max_dur(), row.dur));
+  // Counter samples arrive in time order and never move: write them here.
+  if (counter_) return AppendRow(level, /*summary=*/false, row);
+  return place_(row, level);
 }
 
 absl::Status TrackWriter::CloseBinsBefore(int64_t ts) {
@@ -109,7 +119,17 @@ absl::Status TrackWriter::Insert(int k, const TileRow& item) {
   } else {
     const uint64_t key = (uint64_t{KindGroup(item.kind)} << 32) | item.lane;
     auto [it, inserted] = level.open.try_emplace(key, item);
-    if (!inserted) FoldSummary(&it->second, item);
+    if (!inserted) {
+      // The group gains a member: lone events in it were last alone one
+      // level down, which is where they are stored.
+      if (it->second.count == 1) {
+        if (absl::Status s = Place(it->second, k - 1); !s.ok()) return s;
+      }
+      if (item.count == 1) {
+        if (absl::Status s = Place(item, k - 1); !s.ok()) return s;
+      }
+      FoldSummary(&it->second, item);
+    }
   }
   return absl::OkStatus();
 }
@@ -128,9 +148,14 @@ absl::Status TrackWriter::CloseBin(int k) {
   }
   level.bin = -1;
   for (const TileRow& row : rows) {
-    if (absl::Status s = AppendRow(k, /*summary=*/true, row); !s.ok()) return s;
+    const bool lone_event = !counter_ && row.count == 1;
+    if (!lone_event) {
+      if (absl::Status s = AppendRow(k, /*summary=*/true, row); !s.ok()) return s;
+    }
     if (k + 1 < num_levels_) {
       if (absl::Status s = Insert(k + 1, row); !s.ok()) return s;
+    } else if (lone_event) {
+      if (absl::Status s = Place(row, k); !s.ok()) return s;  // alone at the top
     }
   }
   return absl::OkStatus();

@@ -1,9 +1,21 @@
-// Turns the time-sorted events of one track into tiles: events go to the
-// tiles of their duration class; every level k >= 1 gets summary tiles with,
-// per bin of Resolution(k) and per (kind, lane), the events shorter than
-// Resolution(k). Summaries are built bottom-up: a closed bin of level k is
-// folded into level k + 1, so each event is aggregated once, not once per
-// level. Counter tracks keep, per bin, the first, min, max and last sample.
+// Turns the time-sorted events of one track into tiles.
+//
+// Summaries: every level k >= 1 gets summary tiles with, per bin of
+// Resolution(k) and per (kind, lane), the events shorter than Resolution(k).
+// They are built bottom-up: a closed bin of level k is folded into level
+// k + 1, so each event is aggregated once, not once per level.
+//
+// Events are stored once, at their storage level: the highest level at which
+// the event is still alone in its summary group (or its duration class, if
+// it is not alone even there). A query at level L reads the events stored at
+// levels >= L: those long enough to be drawn, and the short ones that are
+// alone in their group at L and so stand for themselves. Summary tiles keep
+// only groups of two or more events. An event's storage level is known only
+// when its group gains a second member or its bin closes, so events are
+// handed to `place` (an external sort) instead of being written here.
+//
+// Counter tracks keep all samples at level 0 and, per bin of each level, the
+// first, min, max and last sample.
 #ifndef TRACETABLE_STORE_TRACK_WRITER_H_
 #define TRACETABLE_STORE_TRACK_WRITER_H_
 
@@ -24,10 +36,11 @@ namespace tracetable {
 class TrackWriter {
  public:
   using PutFn = std::function<absl::Status(std::string key, std::string value)>;
+  using PlaceFn = std::function<absl::Status(const TileRow& row, int level)>;
 
   // min_ts: the table's time base; tile keys hold starts relative to it.
   TrackWriter(uint32_t track, bool counter, int num_levels, int64_t min_ts,
-              PutFn put);
+              PutFn put, PlaceFn place);
 
   // Records must come in TrackTimeLess order.
   absl::Status Add(const SortRecord& r);
@@ -48,12 +61,14 @@ class TrackWriter {
   absl::Status CloseBin(int level);
   absl::Status AppendRow(int section_level, bool summary, const TileRow& row);
   absl::Status FlushTile(int section_level, bool summary);
+  absl::Status Place(const TileRow& row, int level);
 
   uint32_t track_;
   bool counter_;
   int num_levels_;
   int64_t min_ts_;
   PutFn put_;
+  PlaceFn place_;
   LaneLayout layout_;
   std::vector<Level> event_tiles_;  // per class: the open tile's rows
   std::vector<Level> levels_;       // per level: bins + summary tile
