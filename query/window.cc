@@ -113,15 +113,27 @@ class TrackQuery {
 
   absl::Status Counter(uint32_t track) {
     std::vector<TileRow> rows;
-    const TileSection section = level_ == 0 ? TileSection::kEvents : TileSection::kSummaries;
     // Above level 0, whole bins: a bin's first/min/max/last are only right
-    // for the whole bin.
+    // for the whole bin. Samples alone in their level bin are stored at a
+    // level >= level_; bins of several keep their picks in the summaries.
     const int64_t base = t_.meta().min_ts();
     const int64_t from = level_ == 0 ? req_.start : base + FloorDiv(req_.start - base, q_) * q_;
     const int64_t to = level_ == 0 ? req_.end : base + (FloorDiv(req_.end - base, q_) + 1) * q_ - 1;
-    if (absl::Status s = t_.ReadTiles(track, section, level_, from, to, &rows, &out_->stats);
-        !s.ok()) {
-      return s;
+    const proto::Track& info = t_.resources().tracks(track);
+    for (int c = level_; c < info.classes_size(); ++c) {
+      const proto::ClassExtent& ext = info.classes(c);
+      if (ext.count() == 0 || ext.max_end() < from || ext.min_ts() > to) continue;
+      if (absl::Status s = t_.ReadTiles(track, TileSection::kEvents, c, from, to, &rows, &out_->stats);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (level_ > 0) {
+      if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, level_, from, to, &rows,
+                                        &out_->stats);
+          !s.ok()) {
+        return s;
+      }
     }
     rows.erase(std::remove_if(rows.begin(), rows.end(),
                               [&](const TileRow& r) { return r.ts < from || r.ts > to; }),

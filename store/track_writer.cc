@@ -73,13 +73,8 @@ absl::Status TrackWriter::Add(const SortRecord& r) {
   const int cls = slice ? DurationClass(r.dur, num_levels_) : 0;
   TileRow row = RowFromRecord(r, lane);
   ++num_events_;
-  if (counter_) {
-    if (absl::Status s = Place(row, 0); !s.ok()) return s;
-  } else if (cls + 1 == num_levels_) {
-    return Place(row, cls);
-  }
-  if (cls + 1 < num_levels_) return Insert(cls + 1, row);
-  return absl::OkStatus();
+  if (cls + 1 == num_levels_) return Place(row, cls);
+  return Insert(cls + 1, row);
 }
 
 absl::Status TrackWriter::Place(const TileRow& row, int level) {
@@ -92,8 +87,6 @@ absl::Status TrackWriter::Place(const TileRow& row, int level) {
   ext.set_min_ts(std::min(ext.min_ts(), row.ts));
   ext.set_max_end(std::max(ext.max_end(), row.ts + row.dur));
   ext.set_max_dur(std::max(ext.max_dur(), row.dur));
-  // Counter samples arrive in time order and never move: write them here.
-  if (counter_) return AppendRow(level, /*summary=*/false, row);
   return place_(row, level);
 }
 
@@ -138,8 +131,10 @@ absl::Status TrackWriter::CloseBin(int k) {
   Level& level = levels_[k];
   std::vector<TileRow> rows;
   if (counter_) {
-    rows = PickCounterSamples(level.counter_open);
-    level.counter_open.clear();
+    std::vector<TileRow> candidates;
+    candidates.swap(level.counter_open);
+    level.bin = -1;
+    return CloseCounterBin(k, candidates);
   } else {
     rows.reserve(level.open.size());
     for (auto& [key, agg] : level.open) rows.push_back(agg);
@@ -148,7 +143,7 @@ absl::Status TrackWriter::CloseBin(int k) {
   }
   level.bin = -1;
   for (const TileRow& row : rows) {
-    const bool lone_event = !counter_ && row.count == 1;
+    const bool lone_event = row.count == 1;
     if (!lone_event) {
       if (absl::Status s = AppendRow(k, /*summary=*/true, row); !s.ok()) return s;
     }
@@ -156,6 +151,31 @@ absl::Status TrackWriter::CloseBin(int k) {
       if (absl::Status s = Insert(k + 1, row); !s.ok()) return s;
     } else if (lone_event) {
       if (absl::Status s = Place(row, k); !s.ok()) return s;  // alone at the top
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Counters: a sample alone in its bin moves up like a lone event; a bin of
+// several keeps its first, min, max and last samples, marked as picks (an
+// in-memory flag, never stored) so they are not taken for lone samples above.
+absl::Status TrackWriter::CloseCounterBin(int k, std::vector<TileRow>& candidates) {
+  constexpr uint32_t kPicked = 1u << 31;
+  if (candidates.size() == 1 && !(candidates[0].flags & kPicked)) {
+    if (k + 1 < num_levels_) return Insert(k + 1, candidates[0]);
+    return Place(candidates[0], k);
+  }
+  for (const TileRow& c : candidates) {
+    if (!(c.flags & kPicked)) {
+      if (absl::Status s = Place(c, k - 1); !s.ok()) return s;
+    }
+  }
+  for (TileRow pick : PickCounterSamples(candidates)) {
+    pick.flags &= ~kPicked;
+    if (absl::Status s = AppendRow(k, /*summary=*/true, pick); !s.ok()) return s;
+    pick.flags |= kPicked;
+    if (k + 1 < num_levels_) {
+      if (absl::Status s = Insert(k + 1, pick); !s.ok()) return s;
     }
   }
   return absl::OkStatus();

@@ -59,6 +59,7 @@ class TrackWriter {
   absl::Status CloseBinsBefore(int64_t ts);
   absl::Status Insert(int level, const TileRow& item);
   absl::Status CloseBin(int level);
+  absl::Status CloseCounterBin(int level, std::vector<TileRow>& candidates);
   absl::Status AppendRow(int section_level, bool summary, const TileRow& row);
   absl::Status FlushTile(int section_level, bool summary);
   absl::Status Place(const TileRow& row, int level);
