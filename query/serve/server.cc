@@ -10,6 +10,7 @@
 #include "httplib.h"
 #include "query/serve/api.h"
 #include "query/serve/viewer_assets.h"
+#include "zlib.h"
 
 namespace tracetable::serve {
 namespace fs = std::filesystem;
@@ -29,6 +30,38 @@ std::string TableName(const fs::path& p) {
   if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
   if (name.empty()) name = "table";
   return name;
+}
+
+// gzip at level 1: answers are large JSON (often tens of MB at a zoomed-out
+// window); level 1 is twice as fast as zlib's default for ~25% more bytes.
+bool Gzip(std::string_view in, std::string* out) {
+  z_stream z{};
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  out->resize(deflateBound(&z, in.size()) + 32);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out->data());
+  z.avail_out = static_cast<uInt>(out->size());
+  const int rc = deflate(&z, Z_FINISH);
+  out->resize(z.total_out);
+  deflateEnd(&z);
+  return rc == Z_STREAM_END;
+}
+
+constexpr char kGzipHeader[] = "X-Tracetable-Gzip";
+
+// Sets the body, gzip-compressed when the request accepted gzip.
+void SetBody(const httplib::Request& req, httplib::Response& res, std::string_view body,
+             const char* type) {
+  res.set_header("Vary", "Accept-Encoding");
+  std::string zipped;
+  if (body.size() >= 1024 && body.size() < (1ull << 31) && req.has_header(kGzipHeader) &&
+      Gzip(body, &zipped)) {
+    res.set_header("Content-Encoding", "gzip");
+    res.set_content(std::move(zipped), type);
+    return;
+  }
+  res.set_content(body.data(), body.size(), type);
 }
 
 }  // namespace
@@ -82,69 +115,71 @@ struct Server::Impl {
     return nullptr;
   }
 
-  static void Send(httplib::Response& res, const Reply& r) {
+  static void Send(const httplib::Request& req, httplib::Response& res, const Reply& r) {
     res.status = r.status;
     res.set_header("Cache-Control", "no-store");
-    res.set_content(r.body, r.content_type.c_str());
+    SetBody(req, res, r.body, r.content_type.c_str());
   }
 
   void Routes() {
-    // httplib prefers brotli when a browser offers it, at a quality that takes
-    // seconds per megabyte: offer it gzip only (level 6, ~40 MB/s).
+    // Compression is ours (SetBody): httplib would prefer brotli when a
+    // browser offers it, at a quality that takes seconds per megabyte, or
+    // gzip at level 6. Hide Accept-Encoding from it and remember gzip.
     http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
       auto& headers = const_cast<httplib::Request&>(req).headers;  // the request is ours to edit
+      headers.erase(kGzipHeader);
       auto it = headers.find("Accept-Encoding");
       if (it != headers.end()) {
         const bool gzip = it->second.find("gzip") != std::string::npos;
         headers.erase(it);
-        if (gzip) headers.emplace("Accept-Encoding", "gzip");
+        if (gzip) headers.emplace(kGzipHeader, "1");
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
     for (size_t i = 0; i < kNumViewerAssets; ++i) {
       const ViewerAsset& a = kViewerAssets[i];
       const std::string route = a.path == std::string_view("index.html") ? "/" : absl::StrCat("/", Av(a.path));
-      http.Get(route, [a](const httplib::Request&, httplib::Response& res) {
+      http.Get(route, [a](const httplib::Request& req, httplib::Response& res) {
         res.set_header("Cache-Control", "no-cache");
-        res.set_content(reinterpret_cast<const char*>(a.data), a.size, a.content_type);
+        SetBody(req, res, std::string_view(reinterpret_cast<const char*>(a.data), a.size), a.content_type);
       });
     }
     http.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) {
       res.status = 301;
       res.set_header("Location", "/favicon.svg");
     });
-    http.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-      Send(res, Reply{200, absl::StrCat("{\"ok\":true,\"tables\":", tables.size(), "}\n")});
+    http.Get("/healthz", [this](const httplib::Request& req, httplib::Response& res) {
+      Send(req, res, Reply{200, absl::StrCat("{\"ok\":true,\"tables\":", tables.size(), "}\n")});
     });
-    http.Get("/api/tables", [this](const httplib::Request&, httplib::Response& res) {
-      Send(res, TablesReply(tables));
+    http.Get("/api/tables", [this](const httplib::Request& req, httplib::Response& res) {
+      Send(req, res, TablesReply(tables));
     });
     http.Get(R"(/api/tables/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const NamedTable* t = Find(req.matches[1]);
-      if (!t) return Send(res, ErrorReply(404, "no such table"));
-      Send(res, TableReply(*t));
+      if (!t) return Send(req, res, ErrorReply(404, "no such table"));
+      Send(req, res, TableReply(*t));
     });
     http.Get(R"(/api/tables/([^/]+)/([a-z]+))", [this](const httplib::Request& req,
                                                         httplib::Response& res) {
       const NamedTable* nt = Find(req.matches[1]);
-      if (!nt) return Send(res, ErrorReply(404, "no such table"));
+      if (!nt) return Send(req, res, ErrorReply(404, "no such table"));
       const std::string call = req.matches[2];
       const Table& t = *nt->table;
-      if (call == "window") return Send(res, WindowReply(t, req.params));
-      if (call == "event") return Send(res, EventReply(t, req.params));
-      if (call == "search") return Send(res, SearchReply(t, req.params));
-      if (call == "stats") return Send(res, StatsReply(t, req.params));
-      Send(res, ErrorReply(404, absl::StrCat("no call '", call, "' (window, event, search, stats)")));
+      if (call == "window") return Send(req, res, WindowReply(t, req.params));
+      if (call == "event") return Send(req, res, EventReply(t, req.params));
+      if (call == "search") return Send(req, res, SearchReply(t, req.params));
+      if (call == "stats") return Send(req, res, StatsReply(t, req.params));
+      Send(req, res, ErrorReply(404, absl::StrCat("no call '", call, "' (window, event, search, stats)")));
     });
     http.Get("/data/plugin/profile/data", [this](const httplib::Request& req, httplib::Response& res) {
-      Send(res, XprofReply(tables, req.params));
+      Send(req, res, XprofReply(tables, req.params));
     });
-    http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (res.body.empty()) {
-        Send(res, ErrorReply(res.status, res.status == 404 ? "not found" : "bad request"));
+        Send(req, res, ErrorReply(res.status, res.status == 404 ? "not found" : "bad request"));
       }
     });
-    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "internal error";
       try {
         if (ep) std::rethrow_exception(ep);
@@ -152,7 +187,7 @@ struct Server::Impl {
         what = e.what();
       } catch (...) {
       }
-      Send(res, ErrorReply(500, what));
+      Send(req, res, ErrorReply(500, what));
     });
   }
 };
