@@ -16,27 +16,29 @@ constexpr size_t kBatchOps = 16384;
 }  // namespace
 
 ProducerSink::ProducerSink(PipelineQueue* queue, int producer)
-    : queue_(queue), producer_(producer), batch_(std::make_unique<Batch>()) {
-  batch_->producer = producer;
-  batch_->ops.reserve(kBatchOps);
+    : queue_(queue), producer_(producer), batch_(queue->NewBatch(producer)) {
   strings_[""] = 0;
 }
 
 ProducerSink::~ProducerSink() { Close(); }
 
 Op& ProducerSink::Push(Op::Type type) {
-  if (batch_->ops.size() >= kBatchOps) Send();
-  Op& op = batch_->ops.emplace_back();
+  if (batch_->used >= kBatchOps) Send();
+  if (batch_->used == batch_->ops.size()) batch_->ops.emplace_back();
+  Op& op = batch_->ops[batch_->used++];
   op.type = type;
+  op.pid_number = op.tid_number = true;
+  op.number = 0;
+  op.a.clear();
+  op.b.clear();
+  op.c.clear();
   return op;
 }
 
 void ProducerSink::Send() {
-  if (batch_->ops.empty()) return;
+  if (batch_->used == 0) return;
   queue_->Push(std::move(batch_));
-  batch_ = std::make_unique<Batch>();
-  batch_->producer = producer_;
-  batch_->ops.reserve(kBatchOps);
+  batch_ = queue_->NewBatch(producer_);
 }
 
 void ProducerSink::Close() {
@@ -152,7 +154,7 @@ absl::Status ProducerSink::Add(const Event& event) {
   op.event.args_json = {};
   if (!event.args_json.empty()) op.c = std::string(event.args_json);
   // Checked once per batch: a failed consumer stops the reader soon.
-  if (batch_->ops.size() == 1) return queue_->failure();
+  if (batch_->used == 1) return queue_->failure();
   return absl::OkStatus();
 }
 
@@ -173,6 +175,24 @@ void PipelineQueue::Push(std::unique_ptr<Batch> batch) {
   if (!failure_.ok()) return;  // nobody will read it
   batches_.push_back(std::move(batch));
   not_empty_.notify_one();
+}
+
+std::unique_ptr<Batch> PipelineQueue::NewBatch(int producer) {
+  std::unique_ptr<Batch> b;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      b = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (!b) {
+    b = std::make_unique<Batch>();
+    b->ops.reserve(kBatchOps);
+  }
+  b->producer = producer;
+  b->used = 0;
+  return b;
 }
 
 void PipelineQueue::Close(int producer) {
@@ -210,6 +230,8 @@ absl::Status PipelineQueue::Drain(TableBuilder* sink) {
       if (!failure_.ok()) continue;  // drop the rest, wait for producers to close
     }
     if (absl::Status s = Apply(sink, *batch); !s.ok()) Fail(s);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.size() < max_batches_ + 2) free_.push_back(std::move(batch));
   }
 }
 
@@ -217,7 +239,8 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Batch& batch) {
   Translation& tr = translations_[batch.producer];
   if (tr.input >= 0) sink->SwitchInput(tr.input);
   if (tr.strings.empty()) tr.strings.push_back(0);
-  for (Op& op : batch.ops) {
+  for (size_t i = 0; i < batch.used; ++i) {
+    Op& op = batch.ops[i];
     const IdToken pid{op.a, op.pid_number};
     const IdToken tid{op.b, op.tid_number};
     switch (op.type) {

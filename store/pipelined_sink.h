@@ -49,8 +49,11 @@ struct Op {
   Event event;          // kEvent: ids local; args_json points into `c`
 };
 
+// Batches are recycled with their Ops, so the strings in them keep their
+// capacity: filling a batch allocates nothing once warm.
 struct Batch {
   int producer = 0;
+  size_t used = 0;       // ops[0, used) are this batch's calls
   std::vector<Op> ops;
 };
 
@@ -109,6 +112,7 @@ class PipelineQueue {
 
   // Producer side.
   void Push(std::unique_ptr<pipeline::Batch> batch);
+  std::unique_ptr<pipeline::Batch> NewBatch(int producer);
   void Close(int producer);
   absl::Status failure();
   // Stops everything: producers see `status` from Add(), Drain returns it.
@@ -126,6 +130,7 @@ class PipelineQueue {
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<std::unique_ptr<pipeline::Batch>> batches_;
+  std::vector<std::unique_ptr<pipeline::Batch>> free_;
   size_t max_batches_;
   int open_producers_;
   absl::Status failure_;
