@@ -1,6 +1,7 @@
 #include "query/window.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -201,10 +202,11 @@ absl::StatusOr<WindowResult> QueryWindow(const Table& table, const WindowRequest
     }
     if (absl::Status s = q.Run(track); !s.ok()) return s;
   }
-  std::stable_sort(out.items.begin(), out.items.end(), [](const WindowItem& a, const WindowItem& b) {
-    if (a.track != b.track) return a.track < b.track;
-    if (a.row.ts != b.row.ts) return a.row.ts < b.row.ts;
-    return a.row.lane < b.row.lane;
+  // A total order, so answers are byte-identical from run to run (summary
+  // groups come out of a hash map whose order is not).
+  std::sort(out.items.begin(), out.items.end(), [](const WindowItem& a, const WindowItem& b) {
+    return std::tie(a.track, a.row.ts, a.row.lane, a.row.kind, a.row.count, a.row.dur, a.row.id) <
+           std::tie(b.track, b.row.ts, b.row.lane, b.row.kind, b.row.count, b.row.dur, b.row.id);
   });
   if (req.limit > 0 && out.items.size() > req.limit) {
     // Keep the earliest items across all tracks.
