@@ -48,6 +48,8 @@ assert any(e["ph"] == "X" for e in d["traceEvents"])' && ok || fail "query outpu
 import json, sys
 d = json.load(sys.stdin)
 assert d["tracetable"]["truncated"] is True and d["tracetable"]["items"] == 5' && ok || fail "query --limit truncates"
+q1=$("$tt" query "$work/x.tracetable" | md5sum) q2=$("$tt" query "$work/x.tracetable" | md5sum)
+[ "$q1" = "$q2" ] && ok || fail "the same query answered differently twice"
 "$tt" export "$work/x.tracetable" -o "$work/x.json.gz" 2>/dev/null && ok || fail "export"
 "$tt" ingest "$work/x.json.gz" -o "$work/x2.tracetable" -q 2>/dev/null && ok || fail "re-ingest export"
 a=$("$tt" info "$work/x.tracetable" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
