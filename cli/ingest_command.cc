@@ -1,6 +1,7 @@
 // tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE]
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -56,13 +57,13 @@ class ProgressLine {
   Clock::time_point start_, last_;
 };
 
-std::unique_ptr<TableBuilder>* g_builder = nullptr;
+// Ctrl-C asks the builder to stop; the ingest then unwinds normally and
+// removes its temporary table. A second Ctrl-C kills at once.
+std::atomic<bool> g_stop{false};
 
-// An interrupted ingest removes its temporary table before dying.
 void OnSignal(int sig) {
-  if (g_builder && *g_builder) g_builder->reset();
+  g_stop.store(true);
   std::signal(sig, SIG_DFL);
-  std::raise(sig);
 }
 
 }  // namespace
@@ -97,11 +98,11 @@ int IngestMain(int argc, char** argv) {
   bo.output = output;
   bo.memory_budget = *budget_bytes;
   bo.overwrite = vm.count("force") > 0;
+  bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
   absl::StatusOr<std::unique_ptr<TableBuilder>> created = TableBuilder::Create(bo);
   if (!created.ok()) return Fail("ingest", created.status().message());
   std::unique_ptr<TableBuilder> builder = std::move(*created);
-  g_builder = &builder;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
 
@@ -135,7 +136,6 @@ int IngestMain(int argc, char** argv) {
                static_cast<unsigned long long>(st.tiles),
                static_cast<unsigned long long>(st.spill_runs), output.c_str());
   builder.reset();
-  g_builder = nullptr;
   return 0;
 }
 

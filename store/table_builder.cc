@@ -270,6 +270,9 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
   r.id = next_id_++;
   events_added_.store(r.id, std::memory_order_relaxed);
+  if ((r.id & 0xFFFF) == 0 && options_.stop && options_.stop->load(std::memory_order_relaxed)) {
+    return absl::CancelledError("interrupted");
+  }
   r.name = e.name;
   r.cat = e.cat;
   r.flags = e.flags;
@@ -377,6 +380,15 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   return absl::OkStatus();
 }
 
+absl::Status TableBuilder::Tick(uint64_t* done, uint64_t total, std::string_view stage) {
+  if ((++*done & 0xFFFF) != 0) return absl::OkStatus();
+  if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
+    return absl::CancelledError("interrupted");
+  }
+  if ((*done & 0xFFFFF) == 0) Progress(stage, double(*done) / std::max<uint64_t>(total, 1));
+  return absl::OkStatus();
+}
+
 void TableBuilder::Progress(std::string_view stage, double fraction) {
   if (options_.progress) options_.progress(stage, fraction);
 }
@@ -402,7 +414,7 @@ absl::Status TableBuilder::MatchBeginEnd() {
     return absl::OkStatus();
   };
   absl::Status st = match_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
-    if ((++done & 0xFFFFF) == 0) Progress("matching begin/end", double(done) / total);
+    if (absl::Status s = Tick(&done, total, "matching begin/end"); !s.ok()) return s;
     const bool async = r.kind >= EventKind::kAsyncBegin;
     const uint32_t g = async ? r.flow_id : r.track;
     if (!have_group || g != group || async != group_async) {
@@ -486,7 +498,7 @@ absl::Status TableBuilder::WriteTiles() {
   const uint64_t total = std::max<size_t>(main_->size(), 1);
   uint64_t done = 0;
   absl::Status st = main_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
-    if ((++done & 0xFFFFF) == 0) Progress("writing tiles", double(done) / total);
+    if (absl::Status s = Tick(&done, total, "writing tiles"); !s.ok()) return s;
     if (!writer || r.track != current) {
       if (absl::Status s = finish(); !s.ok()) return s;
       current = r.track;
@@ -517,7 +529,7 @@ absl::Status TableBuilder::WritePlacedTiles() {
   const uint64_t total = std::max<size_t>(placed_->size(), 1);
   uint64_t done = 0;
   absl::Status st = placed_->Merge(options_.memory_budget / 4, [&](const PlacedRecord& p) -> absl::Status {
-    if ((++done & 0xFFFFF) == 0) Progress("writing event tiles", double(done) / total);
+    if (absl::Status s = Tick(&done, total, "writing event tiles"); !s.ok()) return s;
     const bool same_run = !rows.empty() && p.event.track == track && p.level == level;
     // Never cut between rows of one start: tile keys must be unique.
     if (!same_run || (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts)) {

@@ -49,6 +49,9 @@ struct BuildOptions {
   bool overwrite = false;                      // replace an existing table
   // Called now and then during Finish(): what is happening, and a fraction.
   std::function<void(std::string_view stage, double fraction)> progress;
+  // When set and true, Add() and Finish() stop with CancelledError soon
+  // (a signal handler sets it; nothing else is safe to do there).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct BuildStats {
@@ -112,6 +115,8 @@ class TableBuilder : public EventSink {
   absl::Status WriteTables();
   absl::Status MergeArgs(uint64_t into, uint64_t from);
   void Progress(std::string_view stage, double fraction);
+  // Progress every 2^20 records; CancelledError once options.stop is set.
+  absl::Status Tick(uint64_t* done, uint64_t total, std::string_view stage);
 
   BuildOptions options_;
   std::string temp_dir_;

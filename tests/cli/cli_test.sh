@@ -91,6 +91,13 @@ if command -v /usr/bin/time >/dev/null; then
   if [ "$rss_kb" -lt $(( (16 + 200) * 1024 )) ]; then ok; else fail "peak RSS ${rss_kb} KB with a 16M budget"; fi
   grep -q "spill runs" "$work/ingest.log" && ! grep -q " 0 spill runs" "$work/ingest.log" && ok || fail "16M budget did not spill: $(cat "$work/ingest.log")"
   "$tt" verify "$work/big.tracetable" | grep -q "^OK" && ok || fail "verify spilled table"
+  # Ctrl-C mid-ingest: non-zero exit, no table, no temporary files.
+  "$tt" ingest "$work/big.json" -o "$work/out.tracetable" -q 2>/dev/null &
+  pid=$!
+  sleep 0.3
+  kill -INT "$pid"
+  if wait "$pid"; then fail "interrupted ingest exited 0"; else ok; fi
+  no_table_left "interrupted ingest"
 else
   echo "note: /usr/bin/time missing, memory check skipped"
 fi
