@@ -286,14 +286,14 @@
     tt.inflight = 1;
     statusEl.textContent = 'loading…';
     const t0 = performance.now();
-    getText(url).then((text) => {
-      const j = parseRebased(text);
+    loadWindow(url).then((d) => {
+      const h = d.header;
       rec.status = 200;
-      rec.items = j.tracetable ? j.tracetable.items : 0;
+      rec.items = h.items || 0;
       rec.ms = Math.round(performance.now() - t0);
       if (S.table && req.table === S.table.name && satisfies(req, wanted())) {
-        install(req, j);
-        statusEl.textContent = `${j.tracetable.items.toLocaleString()} items · ${j.tracetable.summaries.toLocaleString()} summaries · level ${j.tracetable.level} · ${rec.ms} ms${j.tracetable.truncated ? ' · truncated' : ''}`;
+        install(req, d);
+        statusEl.textContent = `${(h.items || 0).toLocaleString()} items · ${(h.summaries || 0).toLocaleString()} summaries · level ${h.level} · ${rec.ms} ms${h.truncated ? ' · truncated' : ''}`;
       } else {
         tt.dropped++;
       }
@@ -307,7 +307,15 @@
     });
   }
 
-  function install(req, j) {
+  // Turns a window answer (text) into per-track arrays. Pure (no viewer
+  // state) so that it also runs in the loader worker: parsing tens of MB of
+  // JSON there keeps the page responsive.
+  function buildWindow(text, baseText, trackByKey) {
+    const base = BigInt(baseText);
+    if (base !== 0n) {
+      text = text.replace(/"ts":(-?\d+)(\.\d+)?/g, (m, i, f) => '"ts":' + (BigInt(i) - base).toString() + (f || ''));
+    }
+    const j = JSON.parse(text);
     const byTrack = new Map();
     const flowsById = new Map();
     const binds = new Map();
@@ -320,12 +328,12 @@
       if (e.ph === 'M') continue;
       if (e.ph === 'C') {
         const series = Object.keys(e.args || {})[0];
-        const id = S.trackByKey.get(`c|${e.pid}|${e.name}|${series}`);
+        const id = trackByKey.get(`c|${e.pid}|${e.name}|${series}`);
         if (id === undefined) continue;
         get(id).counters.push({ ts: e.ts, v: e.args[series], id: e.tt_id });
         continue;
       }
-      const id = S.trackByKey.get(`t|${e.pid}|${e.tid}`);
+      const id = trackByKey.get(`t|${e.pid}|${e.tid}`);
       if (id === undefined) continue;
       const b = get(id);
       const summary = e.cat === 'tracetable.summary';
@@ -368,6 +376,57 @@
       for (const x of b.slices) if (x.dur > b.maxDur) b.maxDur = x.dur;
       b.counters.sort((x, y) => x.ts - y.ts);
     }
+    return { byTrack, arrows, header: j.tracetable || {} };
+  }
+
+  const loaderSource = `'use strict';
+${buildWindow.toString()}
+self.onmessage = async (m) => {
+  const { url, base, keys } = m.data;
+  try {
+    const r = await fetch(url);
+    const text = await r.text();
+    if (!r.ok) {
+      let msg = text;
+      try { const e = JSON.parse(text); msg = e.error + (e.parameter ? ' (' + e.parameter + ')' : ''); } catch (e) { /* text */ }
+      self.postMessage({ ok: false, status: r.status, message: msg });
+      return;
+    }
+    self.postMessage({ ok: true, data: buildWindow(text, base, new Map(keys)) });
+  } catch (e) {
+    self.postMessage({ ok: false, status: -1, message: String(e && e.message || e) });
+  }
+};`;
+  let loader = null;
+  try {
+    loader = new Worker(URL.createObjectURL(new Blob([loaderSource], { type: 'text/javascript' })));
+  } catch (e) {
+    loader = null;  // no workers: parse on the page
+  }
+
+  // Fetches and decodes one window (one at a time: see maybeFetch).
+  function loadWindow(url) {
+    const base = S.base.toString();
+    if (!loader) return getText(url).then((text) => buildWindow(text, base, S.trackByKey));
+    return new Promise((resolve, reject) => {
+      loader.onmessage = (m) => {
+        if (m.data.ok) { resolve(m.data.data); return; }
+        const err = new Error(m.data.message);
+        err.status = m.data.status;
+        reject(err);
+      };
+      loader.onerror = (e) => reject(new Error(e.message || 'loader failed'));
+      loader.postMessage({ url: new URL(url, location.href).href, base, keys: [...S.trackByKey] });
+    });
+  }
+
+  function install(req, d) {
+    const { byTrack, arrows } = d;
+    const get = (id) => {
+      let b = byTrack.get(id);
+      if (!b) { b = { slices: [], instants: [], counters: [], flows: [], maxDur: 0 }; byTrack.set(id, b); }
+      return b;
+    };
     // Counters: a window holds only the samples inside it; carry the value in
     // effect at its start over from the previous answer when it has one.
     if (S.data) {
