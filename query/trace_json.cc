@@ -160,6 +160,7 @@ void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, s
     if (r.flow_in) out->append(",\"flow_in\":true");
   }
   if (r.flags & kFlagIncomplete) out->append(",\"tt_incomplete\":true");
+  if (r.flags & kFlagHasArgs) out->append(",\"tt_args\":true");
   absl::StrAppend(out, ",\"tt_depth\":", r.lane, ",\"tt_id\":", r.id);
   if (include_args && (r.flags & kFlagHasArgs)) {
     absl::StatusOr<std::string> args = t.Args(r.id);

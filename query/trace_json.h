@@ -2,8 +2,9 @@
 // that reads Chrome traces reads them:
 //   {"traceEvents":[...], "displayTimeUnit":"ns", "tracetable":{...}}
 // Times are absolute microseconds with up to six decimals (picoseconds).
-// Events carry "tt_id" (the key of their arguments); summaries are "X"
-// events of category "tracetable.summary" with args.count.
+// Events carry "tt_id" (the key of their arguments), "tt_depth" (their lane)
+// and "tt_args":true when they have arguments; summaries are "X" events of
+// category "tracetable.summary" with args.count.
 #ifndef TRACETABLE_QUERY_TRACE_JSON_H_
 #define TRACETABLE_QUERY_TRACE_JSON_H_
 
