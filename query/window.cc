@@ -123,7 +123,8 @@ class TrackQuery {
     const proto::Track& info = t_.resources().tracks(track);
     for (int c = level_; c < info.classes_size(); ++c) {
       const proto::ClassExtent& ext = info.classes(c);
-      if (ext.count() == 0 || ext.max_end() < from || ext.min_ts() > to) continue;
+      // Sections ending before `from` may hold the sample in effect at it.
+      if (ext.count() == 0 || ext.min_ts() > to) continue;
       if (absl::Status s = t_.ReadTiles(track, TileSection::kEvents, c, from, to, &rows, &out_->stats);
           !s.ok()) {
         return s;
@@ -135,6 +136,17 @@ class TrackQuery {
           !s.ok()) {
         return s;
       }
+    }
+    // The sample in effect at `from`: the last one before it. ReadTiles
+    // includes the tile before `from` of every section, which holds it.
+    const TileRow* carry = nullptr;
+    for (const TileRow& r : rows) {
+      if (r.ts < from && (!carry || std::tie(r.ts, r.id) > std::tie(carry->ts, carry->id))) carry = &r;
+    }
+    if (carry) {
+      TileRow r = *carry;
+      r.count = 1;
+      Emit(track, r);
     }
     rows.erase(std::remove_if(rows.begin(), rows.end(),
                               [&](const TileRow& r) { return r.ts < from || r.ts > to; }),

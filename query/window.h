@@ -9,7 +9,9 @@
 //    largest multiple of the level's resolution not above the requested one;
 //    a group that overlaps the window is returned as its single event, or as
 //    a summary whose count is exactly the number of events in the group;
-//  - counters: per bin, the first, min, max and last samples (peaks kept);
+//  - counters: per bin, the first, min, max and last samples (peaks kept),
+//    and the last sample before the window (or its first bin): the value in
+//    effect where the window starts;
 //  - at resolution > 0, items per track and lane are bounded by about
 //    2 * (end - start) / resolution + 3, whatever the trace size;
 //  - at resolution 0 every event in the window is returned; a limit cuts the

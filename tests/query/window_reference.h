@@ -58,8 +58,16 @@ inline std::multiset<Key> Reference(const Trace& tr, int64_t min_ts, const Windo
   };
   std::map<std::tuple<uint32_t, int64_t, uint32_t, uint32_t>, Group> groups;
   std::map<std::pair<uint32_t, int64_t>, std::vector<const RefEvent*>> counter_bins;
+  std::map<uint32_t, const RefEvent*> carry;  // per counter track: last sample before the window
   for (const RefEvent& e : tr.events) {
     if (tr.counter_track[e.track]) {
+      const int64_t from =
+          level == 0 ? req.start : min_ts + FloorDiv(req.start - min_ts, q) * q;
+      if (e.ts < from) {
+        const RefEvent*& c = carry[e.track];
+        if (!c || std::tie(e.ts, e.id) > std::tie(c->ts, c->id)) c = &e;
+        continue;
+      }
       if (level == 0) {
         if (e.ts >= req.start && e.ts <= req.end) out.insert(EventKey(e));
         continue;
@@ -92,6 +100,7 @@ inline std::multiset<Key> Reference(const Trace& tr, int64_t min_ts, const Windo
                      g.count, std::get<3>(k), 0, 0});
     }
   }
+  for (const auto& [track, e] : carry) out.insert(EventKey(*e));
   for (auto& [k, samples] : counter_bins) {
     std::sort(samples.begin(), samples.end(), [](const RefEvent* a, const RefEvent* b) {
       return std::tie(a->ts, a->id) < std::tie(b->ts, b->id);
