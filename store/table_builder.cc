@@ -137,10 +137,6 @@ void TableBuilder::SetInputBytesOf(int index, uint64_t bytes) {
   if (index >= 0 && index < meta_.inputs_size()) meta_.mutable_inputs(index)->set_bytes(bytes);
 }
 
-void TableBuilder::SetInputBytes(uint64_t bytes) {
-  if (current_input_ >= 0) meta_.mutable_inputs(current_input_)->set_bytes(bytes);
-}
-
 uint32_t TableBuilder::Intern(std::string_view s) {
   // Look up without building a std::string: almost every call is a hit.
   auto it = string_ids_.find(Av(s));

@@ -84,13 +84,11 @@ class TableBuilder : public EventSink {
   void CountSkipped(std::string_view reason, uint64_t n = 1) override;
   void Warn(std::string_view message) override;
 
-  // Records how many bytes the current input had (for `info`).
-  void SetInputBytes(uint64_t bytes);
   // Inputs read in parallel (store/pipelined_sink.h) take turns: identities
   // of processes and threads are scoped to the current input.
   int current_input() const { return current_input_; }
   void SwitchInput(int input) { current_input_ = input; }
-  // Sets the byte count of input `index` (by BeginInput order).
+  // Records how many bytes input `index` (BeginInput order) had, for `info`.
   void SetInputBytesOf(int index, uint64_t bytes);
   void SetInputClockShift(int64_t shift_ns);
   int64_t origin_ns() const { return origin_ns_; }
