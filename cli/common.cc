@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <malloc.h>
+
 #include <cctype>
 #include <filesystem>
 #include <iostream>
@@ -37,6 +39,11 @@ std::optional<int> ParseCommandLine(std::string_view command, int argc, char** a
     return 0;
   }
   return std::nullopt;
+}
+
+void KeepFreedMemoryForReuse() {
+  mallopt(M_MMAP_THRESHOLD, 512 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 absl::StatusOr<uint64_t> ParseSize(const std::string& text) {

@@ -19,6 +19,7 @@ commands:
   query    print the window [start, end] at a resolution as Chrome trace JSON
   export   write a table (or a window of it) back as a Chrome trace
   verify   check every tile, key and count of a table
+  bench-queries  time window queries in one process (for bench/run)
   serve    serve tables over HTTP: JSON API and a timeline viewer in the browser
 
 Run 'tracetable <command> --help' for a command's options.
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (cmd == "query") return QueryMain(argc - 1, argv + 1);
   if (cmd == "export") return ExportMain(argc - 1, argv + 1);
   if (cmd == "verify") return VerifyMain(argc - 1, argv + 1);
+  if (cmd == "bench-queries") return BenchQueriesMain(argc - 1, argv + 1);
   if (cmd == "serve") return ServeMain(argc - 1, argv + 1);
   std::cerr << "tracetable: unknown command '" << cmd << "'\n\n" << kUsage;
   return 2;

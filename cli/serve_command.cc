@@ -21,6 +21,7 @@ int ServeMain(int argc, char** argv) {
       "Serves tables over HTTP: a JSON API (docs/api.md) and a zoomable timeline viewer at /.\n"
       "PATH is a .tracetable directory or a folder holding *.tracetable directories.\n"
       "Listens on the loopback interface unless --bind says otherwise. Ctrl-C stops.\n\noptions");
+  KeepFreedMemoryForReuse();
   std::vector<std::string> paths;
   std::string bind = "127.0.0.1";
   int port = 8080, threads = 0;

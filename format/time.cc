@@ -124,14 +124,16 @@ std::string FormatMicros(__int128 ps) {
                                  : static_cast<unsigned __int128>(ps);
   unsigned __int128 whole = v / 1'000'000;
   uint64_t frac = static_cast<uint64_t>(v % 1'000'000);
-  std::string digits;
-  if (whole == 0) digits = "0";
-  while (whole > 0) {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(whole % 10)));
+  char digits[48];
+  int pos = sizeof(digits);
+  do {
+    digits[--pos] = static_cast<char>('0' + static_cast<int>(whole % 10));
     whole /= 10;
-  }
-  std::string out = negative ? "-" : "";
-  out += digits;
+  } while (whole > 0);
+  std::string out;
+  out.reserve(48);
+  if (negative) out.push_back('-');
+  out.append(digits + pos, sizeof(digits) - pos);
   if (frac != 0) {
     char buf[8];
     for (int k = 5; k >= 0; --k) {

@@ -171,6 +171,8 @@ void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, s
 
 void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
                       const TraceJsonOptions& options, std::string* out) {
+  // About 160 bytes an item: reserve once instead of doubling a large string.
+  out->reserve(out->size() + 256 + res.items.size() * 176);
   out->append("{\"traceEvents\":[\n");
   std::vector<uint32_t> tracks;
   for (const WindowItem& item : res.items) {

@@ -192,8 +192,10 @@ class TrackQuery {
 
 int64_t SummaryBinWidth(int64_t resolution, int level) {
   if (level <= 0) return 1;
+  // The smallest multiple of the level's resolution that is >= the request:
+  // summaries are never finer than asked for.
   const int64_t r = Resolution(level);
-  return std::max<int64_t>(1, resolution / r) * r;
+  return std::max<int64_t>(1, (resolution + r - 1) / r) * r;
 }
 
 absl::StatusOr<WindowResult> QueryWindow(const Table& table, const WindowRequest& req) {

@@ -6,14 +6,14 @@
 //  - every shorter overlapping event is returned or covered by a summary item
 //    on its track and lane: events shorter than the resolution are grouped by
 //    (bin of width Q, kind, lane), where Q = m * Resolution(level) is the
-//    largest multiple of the level's resolution not above the requested one;
+//    smallest multiple of the level's resolution not below the requested one;
 //    a group that overlaps the window is returned as its single event, or as
 //    a summary whose count is exactly the number of events in the group;
 //  - counters: per bin, the first, min, max and last samples (peaks kept),
 //    and the last sample before the window (or its first bin): the value in
 //    effect where the window starts;
 //  - at resolution > 0, items per track and lane are bounded by about
-//    2 * (end - start) / resolution + 3, whatever the trace size;
+//    (end - start) / resolution + 3 per kind, whatever the trace size;
 //  - at resolution 0 every event in the window is returned; a limit cuts the
 //    answer in time order and sets `truncated`.
 #ifndef TRACETABLE_QUERY_WINDOW_H_

@@ -174,12 +174,13 @@ inline void CheckWindowsAgainst(const Table& t, const Trace& tr, uint32_t seed, 
         << "] res " << req.resolution << " level " << res->level;
     ASSERT_TRUE(got == expected) << "seed " << seed << " window " << w;
     if (req.resolution > 0) {
-      // The bound: per track and lane, about 2 * width / resolution + 3 per kind.
       std::map<std::pair<uint32_t, uint32_t>, uint64_t> per_lane;
       for (const WindowItem& i : res->items) {
         if (!tr.counter_track[i.track]) ++per_lane[{i.track, i.row.lane}];
       }
-      const double bound = (width / double(req.resolution) + 2) + 3 * (2 * width / double(req.resolution) + 3);
+      // Per lane: events at least R long do not overlap (W/R + 2); groups
+      // are bins of Q >= R (W/R + 3 per kind).
+      const double bound = (width / double(req.resolution) + 2) + 3 * (width / double(req.resolution) + 3);
       for (const auto& [k, n] : per_lane) ASSERT_LE(n, bound) << "track " << k.first << " lane " << k.second;
     }
   }
