@@ -5,6 +5,8 @@
 
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -24,7 +26,11 @@ inline std::string TempPath(std::string_view name) {
   std::filesystem::path dir =
       std::filesystem::path(::testing::TempDir()) / "tt_chrome_json";
   std::filesystem::create_directories(dir);
-  return (dir / (std::to_string(counter++) + "_" + std::string(name))).string();
+  // ctest runs each test in its own process, in parallel: the pid keeps
+  // their files apart.
+  return (dir / (std::to_string(getpid()) + "_" + std::to_string(counter++) + "_" +
+                 std::string(name)))
+      .string();
 }
 
 inline std::string WriteFile(std::string_view name, std::string_view content) {
