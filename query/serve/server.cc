@@ -199,6 +199,9 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   if (threads <= 0) threads = static_cast<int>(std::max(16u, 2 * std::thread::hardware_concurrency()));
   impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   impl_->http.set_payload_max_length(64 << 10);
+  // Headers and body go out in separate writes; with Nagle's algorithm the
+  // body then waits for the client's delayed ACK (~40 ms per small answer).
+  impl_->http.set_tcp_nodelay(true);
   impl_->http.set_keep_alive_max_count(1000);
   impl_->http.set_keep_alive_timeout(2);
   impl_->Routes();
