@@ -83,7 +83,7 @@ int BenchQueriesMain(int argc, char** argv) {
     req.end = *end;
     req.resolution = res->ns * 1000 + res->ps;
     if (!l.pid.empty()) {
-      absl::StatusOr<std::vector<uint32_t>> tracks = SelectTracks(t, {l.pid}, {});
+      absl::StatusOr<std::vector<uint32_t>> tracks = SelectTracks(t, TrackFilter{{}, {l.pid}, {}});
       if (!tracks.ok()) return Fail("bench-queries", tracks.status().message());
       req.tracks = *tracks;
     }

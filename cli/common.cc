@@ -82,44 +82,6 @@ absl::StatusOr<int64_t> ParseTableTime(const Table& table, const std::string& us
   return static_cast<int64_t>(rel);
 }
 
-absl::StatusOr<std::vector<uint32_t>> SelectTracks(const Table& table,
-                                                   const std::vector<std::string>& pids,
-                                                   const std::vector<std::string>& hosts) {
-  const proto::ResourceTable& res = table.resources();
-  std::vector<uint32_t> out;
-  if (pids.empty() && hosts.empty()) return out;
-  std::vector<bool> matched_pid(pids.size()), matched_host(hosts.size());
-  for (const proto::Track& t : res.tracks()) {
-    const proto::Process& p = res.processes(t.process());
-    bool host_ok = hosts.empty();
-    for (size_t i = 0; i < hosts.size(); ++i) {
-      if (p.host() == hosts[i]) host_ok = matched_host[i] = true;
-    }
-    if (!host_ok) continue;
-    bool pid_ok = pids.empty();
-    for (size_t i = 0; i < pids.size(); ++i) {
-      const std::string& f = pids[i];
-      const size_t colon = f.find(':');
-      const std::string pid = f.substr(0, colon);
-      const bool pid_match = pid == p.pid() || pid == absl::StrCat(p.out_pid());
-      if (!pid_match) continue;
-      if (colon != std::string::npos) {
-        const std::string tid = f.substr(colon + 1);
-        if (tid != t.tid() && tid != absl::StrCat(t.out_tid())) continue;
-      }
-      pid_ok = matched_pid[i] = true;
-    }
-    if (pid_ok) out.push_back(t.id());
-  }
-  for (size_t i = 0; i < pids.size(); ++i) {
-    if (!matched_pid[i]) return absl::NotFoundError(absl::StrCat("--pid ", pids[i], ": no such process/thread in the table"));
-  }
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!matched_host[i]) return absl::NotFoundError(absl::StrCat("--host ", hosts[i], ": no such host in the table"));
-  }
-  return out;
-}
-
 std::string HumanBytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "boost/program_options.hpp"
+#include "query/track_filter.h"
 #include "store/table.h"
 
 namespace tracetable::cli {
@@ -21,12 +22,6 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text);
 // Absolute microseconds (exact decimal) -> the table's relative ps.
 absl::StatusOr<int64_t> ParseTableTime(const Table& table, const std::string& us,
                                        std::string_view option);
-
-// Tracks selected by --pid P[:TID] and --host filters; empty filters select
-// every track. Unknown pids are an error naming the filter.
-absl::StatusOr<std::vector<uint32_t>> SelectTracks(const Table& table,
-                                                   const std::vector<std::string>& pids,
-                                                   const std::vector<std::string>& hosts);
 
 std::string HumanBytes(uint64_t bytes);
 uint64_t DirectoryBytes(const std::string& path);

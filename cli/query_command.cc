@@ -63,7 +63,7 @@ int QueryMain(int argc, char** argv) {
     req.resolution = r->ns * 1000 + r->ps;
   }
   req.limit = limit;
-  absl::StatusOr<std::vector<uint32_t>> tracks = SelectTracks(t, pids, hosts);
+  absl::StatusOr<std::vector<uint32_t>> tracks = SelectTracks(t, TrackFilter{{}, pids, hosts});
   if (!tracks.ok()) return Fail("query", tracks.status().message());
   req.tracks = *tracks;
   if (req.tracks.empty() && (!pids.empty() || !hosts.empty())) return Fail("query", "no track matches");

@@ -14,6 +14,7 @@
 #include "format/time.h"
 #include "format/json_text.h"
 #include "query/trace_json.h"
+#include "query/track_filter.h"
 #include "query/window.h"
 
 namespace tracetable::serve {
@@ -103,55 +104,13 @@ std::string Lower(std::string_view s) {
 // Tracks chosen by tracks=, pid=P[:TID] and host= (all optional; the
 // filters intersect). Never empty: no match is a 400.
 std::vector<uint32_t> SelectTracks(const Table& t, const Params& p, bool* all) {
-  const proto::ResourceTable& res = t.resources();
-  const std::vector<std::string> ids = GetList(p, "tracks");
-  const std::vector<std::string> pids = GetList(p, "pid");
-  const std::vector<std::string> hosts = GetList(p, "host");
-  std::vector<uint32_t> out;
-  *all = ids.empty() && pids.empty() && hosts.empty();
-  if (*all) {
-    for (int i = 0; i < res.tracks_size(); ++i) out.push_back(i);
-    return out;
-  }
-  std::vector<bool> chosen(res.tracks_size(), ids.empty());
-  for (const std::string& s : ids) {
-    uint32_t id = 0;
-    if (!absl::SimpleAtoi(Av(s), &id) || id >= static_cast<uint32_t>(res.tracks_size())) {
-      Bad("tracks", absl::StrCat("no track '", s.substr(0, 32), "' (ids are 0..", res.tracks_size() - 1, ")"));
-    }
-    chosen[id] = true;
-  }
-  std::vector<bool> pid_hit(pids.size()), host_hit(hosts.size());
-  for (const proto::Track& tr : res.tracks()) {
-    if (!chosen[tr.id()]) continue;
-    const proto::Process& pr = res.processes(tr.process());
-    bool host_ok = hosts.empty();
-    for (size_t i = 0; i < hosts.size(); ++i) {
-      if (pr.host() == hosts[i]) host_ok = host_hit[i] = true;
-    }
-    if (!host_ok) continue;
-    bool pid_ok = pids.empty();
-    for (size_t i = 0; i < pids.size(); ++i) {
-      const std::string& f = pids[i];
-      const size_t colon = f.find(':');
-      const std::string pid = f.substr(0, colon);
-      if (pid != pr.pid() && pid != absl::StrCat(pr.out_pid())) continue;
-      if (colon != std::string::npos) {
-        const std::string tid = f.substr(colon + 1);
-        if (tid != tr.tid() && tid != absl::StrCat(tr.out_tid())) continue;
-      }
-      pid_ok = pid_hit[i] = true;
-    }
-    if (pid_ok) out.push_back(tr.id());
-  }
-  for (size_t i = 0; i < pids.size(); ++i) {
-    if (!pid_hit[i]) Bad("pid", absl::StrCat("no process/thread ", pids[i].substr(0, 64), " in the table"));
-  }
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!host_hit[i]) Bad("host", absl::StrCat("no host '", hosts[i].substr(0, 64), "' in the table"));
-  }
-  if (out.empty()) Bad("tracks", "no track matches the filters");
-  return out;
+  TrackFilter filter{GetList(p, "tracks"), GetList(p, "pid"), GetList(p, "host")};
+  *all = filter.empty();
+  std::string bad;
+  absl::StatusOr<std::vector<uint32_t>> tracks = tracetable::SelectTracks(t, filter, &bad);
+  if (!tracks.ok()) Bad(bad, std::string(tracks.status().message()));
+  if (tracks->empty()) Bad("tracks", "no track matches the filters");
+  return *tracks;
 }
 
 struct Span {
