@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "format/event.h"
+#include "format/tile_codec.h"
 
 namespace tracetable {
 
@@ -58,6 +59,44 @@ struct PlacedRecord {
   uint32_t level = 0;
 };
 static_assert(std::is_trivially_copyable_v<PlacedRecord>);
+
+// An event as a tile row (one event: count 1) and back.
+inline TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
+  TileRow row;
+  row.kind = r.kind;
+  row.lane = lane;
+  row.ts = r.ts;
+  row.dur = r.dur;
+  row.name = r.name;
+  row.cat = r.cat;
+  row.flags = r.flags;
+  row.flow_id = r.flow_id;
+  row.flow_out = r.flow_out;
+  row.flow_in = r.flow_in;
+  row.id = r.id;
+  row.value = r.value;
+  row.count = 1;
+  row.covered = static_cast<uint64_t>(r.dur);
+  row.longest_dur = r.dur;
+  return row;
+}
+
+inline SortRecord RecordFromRow(const TileRow& row, uint32_t track) {
+  SortRecord r;
+  r.track = track;
+  r.kind = row.kind;
+  r.ts = row.ts;
+  r.dur = row.dur;
+  r.id = row.id;
+  r.name = row.name;
+  r.cat = row.cat;
+  r.flags = row.flags;
+  r.flow_id = row.flow_id;
+  r.flow_out = row.flow_out;
+  r.flow_in = row.flow_in;
+  r.value = row.value;
+  return r;
+}
 
 // Order of the event tiles: track, level, start, read order.
 inline bool PlacedLess(const PlacedRecord& a, const PlacedRecord& b) {

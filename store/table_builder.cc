@@ -475,18 +475,7 @@ absl::Status TableBuilder::WriteTiles() {
   };
   auto place = [this](const TileRow& row, int level) {
     PlacedRecord p;
-    p.event.track = current_track_;
-    p.event.kind = row.kind;
-    p.event.ts = row.ts;
-    p.event.dur = row.dur;
-    p.event.id = row.id;
-    p.event.name = row.name;
-    p.event.cat = row.cat;
-    p.event.flags = row.flags;
-    p.event.flow_id = row.flow_id;
-    p.event.flow_out = row.flow_out;
-    p.event.flow_in = row.flow_in;
-    p.event.value = row.value;
+    p.event = RecordFromRow(row, current_track_);
     p.lane = row.lane;
     p.level = static_cast<uint32_t>(level);
     return placed_->Add(p);
@@ -533,19 +522,7 @@ absl::Status TableBuilder::WritePlacedTiles() {
     }
     track = p.event.track;
     level = p.level;
-    TileRow& row = rows.emplace_back();
-    row.kind = p.event.kind;
-    row.lane = p.lane;
-    row.ts = p.event.ts;
-    row.dur = p.event.dur;
-    row.name = p.event.name;
-    row.cat = p.event.cat;
-    row.flags = p.event.flags;
-    row.flow_id = p.event.flow_id;
-    row.flow_out = p.event.flow_out;
-    row.flow_in = p.event.flow_in;
-    row.id = p.event.id;
-    row.value = p.event.value;
+    rows.push_back(RowFromRecord(p.event, p.lane));
     return absl::OkStatus();
   });
   if (!st.ok()) return st;

@@ -8,26 +8,6 @@
 namespace tracetable {
 namespace {
 
-TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
-  TileRow row;
-  row.kind = r.kind;
-  row.lane = lane;
-  row.ts = r.ts;
-  row.dur = r.dur;
-  row.name = r.name;
-  row.cat = r.cat;
-  row.flags = r.flags;
-  row.flow_id = r.flow_id;
-  row.flow_out = r.flow_out;
-  row.flow_in = r.flow_in;
-  row.id = r.id;
-  row.value = r.value;
-  row.count = 1;
-  row.covered = static_cast<uint64_t>(r.dur);
-  row.longest_dur = r.dur;
-  return row;
-}
-
 bool TsLess(const TileRow& a, const TileRow& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   return a.lane < b.lane;
