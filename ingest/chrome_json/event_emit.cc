@@ -134,8 +134,8 @@ absl::Status EventParser::Emit(const RawEvent& ev) {
   }
 }
 
-absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
-                                       uint32_t flags) {
+absl::StatusOr<Event> EventParser::ThreadEvent(const RawEvent& ev, EventKind kind,
+                                               uint32_t flags) {
   absl::StatusOr<int64_t> ts = RelativeTime(ev.ts, "ts");
   if (!ts.ok()) return ts.status();
   Event e;
@@ -146,6 +146,14 @@ absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
   e.cat = strings_.Intern(ev.cat);
   e.flags = flags;
   e.args_json = ArgsJson(ev);
+  return e;
+}
+
+absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
+                                       uint32_t flags) {
+  absl::StatusOr<Event> made = ThreadEvent(ev, kind, flags);
+  if (!made.ok()) return made.status();
+  Event& e = *made;
   if (kind == EventKind::kBegin && (ev.flow_in || ev.flow_out)) {
     // Flow v2 binding points may sit on B as well as on X events.
     std::string_view id = ev.has_bind_id ? ev.bind_id : ev.id;
@@ -313,19 +321,11 @@ absl::Status EventParser::EmitFlow(const RawEvent& ev, EventKind kind) {
     sink_->CountSkipped(Cat("flow phase '", ev.ph, "' without id"));
     return absl::OkStatus();
   }
-  uint32_t flags = ev.bp == "e" ? uint32_t{kFlagBindEnclosing} : 0u;
-  absl::StatusOr<int64_t> ts = RelativeTime(ev.ts, "ts");
-  if (!ts.ok()) return ts.status();
-  Event e;
-  e.kind = kind;
-  e.track = ThreadTrackFor(ev);
-  e.ts = *ts;
-  e.name = strings_.Intern(ev.name);
-  e.cat = strings_.Intern(ev.cat);
-  e.flags = flags;
-  e.flow_id = sink_->Intern(key_buf_);
-  e.args_json = ArgsJson(ev);
-  return Add(e);
+  const uint32_t flags = ev.bp == "e" ? uint32_t{kFlagBindEnclosing} : 0u;
+  absl::StatusOr<Event> e = ThreadEvent(ev, kind, flags);
+  if (!e.ok()) return e.status();
+  e->flow_id = sink_->Intern(key_buf_);
+  return Add(*e);
 }
 
 absl::Status EventParser::EmitAsync(const RawEvent& ev, EventKind kind,
