@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
 #include "ingest/input.h"
@@ -34,6 +35,9 @@ class ProgressLine {
                  events / 1e6 / std::max(secs, 1e-3), eta);
   }
   void Stage(std::string_view stage, double frac) {
+    if (stages_.empty() || stages_.back().first != stage) {
+      stages_.emplace_back(std::string(stage), Seconds());
+    }
     if (!Due()) return;
     std::fprintf(stderr, "\r  %s %5.1f%%                                                   ",
                  std::string(stage).c_str(), frac * 100);
@@ -43,6 +47,15 @@ class ProgressLine {
   }
   double Seconds() const {
     return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+  // "reading 0.63s, writing tiles 0.35s, ...": where the time went.
+  std::string StageTimes(double read_secs) const {
+    std::string out = absl::StrCat("reading ", absl::StrFormat("%.2fs", read_secs));
+    for (size_t i = 0; i < stages_.size(); ++i) {
+      const double end = i + 1 < stages_.size() ? stages_[i + 1].second : Seconds();
+      absl::StrAppend(&out, ", ", stages_[i].first, " ", absl::StrFormat("%.2fs", end - stages_[i].second));
+    }
+    return out;
   }
 
  private:
@@ -55,6 +68,7 @@ class ProgressLine {
   }
   bool enabled_;
   Clock::time_point start_, last_;
+  std::vector<std::pair<std::string, double>> stages_;  // name, start second
 };
 
 // Ctrl-C asks the builder to stop; the ingest then unwinds normally and
@@ -82,7 +96,8 @@ int IngestMain(int argc, char** argv) {
       ("memory-budget", po::value(&budget)->default_value("1G"),
        "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
       ("force", "replace OUT if it exists")
-      ("quiet,q", "no progress line");
+      ("quiet,q", "no progress line")
+      ("timings", "print how long each stage took");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
   if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
@@ -135,6 +150,7 @@ int IngestMain(int argc, char** argv) {
                HumanBytes(disk).c_str(), st.events ? double(disk) / st.events : 0.0,
                static_cast<unsigned long long>(st.tiles),
                static_cast<unsigned long long>(st.spill_runs), output.c_str());
+  if (vm.count("timings")) std::fprintf(stderr, "stages: %s\n", progress.StageTimes(read_secs).c_str());
   builder.reset();
   return 0;
 }

@@ -144,7 +144,8 @@ class ExternalSorter {
   }
 
   // Calls fn for every record in order. `read_budget` bounds the bytes of
-  // read buffers across runs. The sorter is empty afterwards.
+  // read buffers across runs. The sorter is empty afterwards, and can be
+  // filled again.
   absl::Status Merge(size_t read_budget, const std::function<absl::Status(const Record&)>& fn) {
     using namespace sorter_internal;
     const size_t mid = SortHalves(&buffer_, less_);
@@ -190,7 +191,8 @@ class ExternalSorter {
     for (const std::string& run : runs_) std::remove(run.c_str());
     runs_.clear();
     spilled_ = 0;
-    std::vector<Record>().swap(buffer_);
+    // Kept for the next fill: its pages are already faulted in.
+    buffer_.clear();
     return absl::OkStatus();
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
@@ -15,7 +16,7 @@
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
 #include "store/table_format.h"
-#include "store/track_writer.h"
+#include "store/track_pool.h"
 #include "format/tile_codec.h"
 
 namespace tracetable {
@@ -113,9 +114,6 @@ absl::Status TableBuilder::Open() {
                                            records - records / 8);
   match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
                                             records / 8);
-  // Fills while the main sorter merges; the match sorter's share is free then.
-  placed_ = std::make_unique<ExternalSorter<PlacedRecord>>(
-      temp_dir_ + "-spill/placed", PlacedLess, options_.memory_budget / 8 / sizeof(PlacedRecord));
   strings_.push_back("");
   string_ids_[""] = 0;
   return absl::OkStatus();
@@ -458,75 +456,34 @@ absl::Status TableBuilder::WriteTiles() {
   const int64_t span = max_end_ - min_ts_;
   const int num_levels = NumLevelsForSpan(span);
   meta_.set_num_levels(num_levels);
-  std::unique_ptr<TrackWriter> writer;
-  uint32_t current = 0;
-  auto put = [this](std::string key, std::string value) {
-    ++stats_.tiles;
-    stats_.tile_bytes += value.size();
-    return Put(std::move(key), std::move(value));
-  };
-  auto finish = [&]() -> absl::Status {
-    if (!writer) return absl::OkStatus();
-    proto::Track* t = resources_.mutable_tracks(current);
-    absl::Status s = writer->Finish(t);
-    meta_.set_max_depth(std::max(meta_.max_depth(), t->max_depth()));
-    writer.reset();
-    return s;
-  };
-  auto place = [this](const TileRow& row, int level) {
-    PlacedRecord p;
-    p.event = RecordFromRow(row, current_track_);
-    p.lane = row.lane;
-    p.level = static_cast<uint32_t>(level);
-    return placed_->Add(p);
-  };
+  TrackPoolOptions po;
+  po.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  po.num_levels = num_levels;
+  po.min_ts = min_ts_;
+  // The match sorter's share of the budget is free once pairs are matched.
+  po.placed_records = options_.memory_budget / 8 / po.threads / sizeof(PlacedRecord);
+  po.spill_prefix = temp_dir_ + "-spill/placed";
+  po.db = db_.get();
+  po.resources = &resources_;
+  if (absl::Status s = FlushBatch(); !s.ok()) return s;
+  TrackPool pool(std::move(po));
   const uint64_t total = std::max<size_t>(main_->size(), 1);
   uint64_t done = 0;
   absl::Status st = main_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
     if (absl::Status s = Tick(&done, total, "writing tiles"); !s.ok()) return s;
-    if (!writer || r.track != current) {
-      if (absl::Status s = finish(); !s.ok()) return s;
-      current = r.track;
-      current_track_ = r.track;
-      const bool counter = resources_.tracks(r.track).kind() == proto::Track::COUNTER;
-      writer = std::make_unique<TrackWriter>(r.track, counter, num_levels, min_ts_, put, place);
-    }
-    ++stats_.events;
-    return writer->Add(r);
+    return pool.Add(r);
   });
+  if (!st.ok()) pool.Cancel(st);
+  absl::Status finished = pool.Finish();
   if (!st.ok()) return st;
-  return finish();
-}
-
-absl::Status TableBuilder::WritePlacedTiles() {
-  std::vector<TileRow> rows;
-  uint32_t track = 0, level = 0;
-  auto flush = [&]() -> absl::Status {
-    if (rows.empty()) return absl::OkStatus();
-    TileKey key{track, TileSection::kEvents, static_cast<uint8_t>(level),
-                static_cast<uint64_t>(rows.front().ts - min_ts_)};
-    std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
-    ++stats_.tiles;
-    stats_.tile_bytes += value.size();
-    rows.clear();
-    return Put(EncodeTileKey(key), std::move(value));
-  };
-  const uint64_t total = std::max<size_t>(placed_->size(), 1);
-  uint64_t done = 0;
-  absl::Status st = placed_->Merge(options_.memory_budget / 4, [&](const PlacedRecord& p) -> absl::Status {
-    if (absl::Status s = Tick(&done, total, "writing event tiles"); !s.ok()) return s;
-    const bool same_run = !rows.empty() && p.event.track == track && p.level == level;
-    // Never cut between rows of one start: tile keys must be unique.
-    if (!same_run || (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts)) {
-      if (absl::Status s = flush(); !s.ok()) return s;
-    }
-    track = p.event.track;
-    level = p.level;
-    rows.push_back(RowFromRecord(p.event, p.lane));
-    return absl::OkStatus();
-  });
-  if (!st.ok()) return st;
-  return flush();
+  if (!finished.ok()) return finished;
+  stats_.events += pool.stats().events;
+  stats_.tiles += pool.stats().tiles;
+  stats_.tile_bytes += pool.stats().tile_bytes;
+  for (const proto::Track& t : resources_.tracks()) {
+    meta_.set_max_depth(std::max(meta_.max_depth(), t.max_depth()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TableBuilder::WriteTables() {
@@ -577,13 +534,14 @@ absl::Status TableBuilder::WriteTables() {
 absl::Status TableBuilder::Finish() {
   if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
   if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
+  Progress("matching begin/end", 0.0);
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
   match_.reset();
   stats_.spill_runs = main_->runs();
+  Progress("writing tiles", 0.0);
   if (absl::Status s = WriteTiles(); !s.ok()) return s;
   main_.reset();
-  if (absl::Status s = WritePlacedTiles(); !s.ok()) return s;
-  placed_.reset();
+  Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
   // A fully compacted table opens without replaying logs or compacting, so
   // readers never write to it, and its files are as small as they get.

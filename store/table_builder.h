@@ -4,10 +4,11 @@
 // Stages: Add() interns, writes arguments (keyed by read order) and buffers
 // fixed-size records in two external sorters (begin/end records to match, and
 // everything else); Finish() matches B/E and b/e pairs in time order, merges
-// all records by (track, ts), lays out lanes and builds the summary tiles,
-// sorts the events by storage level (a third external sort) and writes their
-// tiles, then the string table, resources and metadata, and renames the
-// directory into place.
+// all records by (track, ts) and hands each track to a worker thread
+// (store/track_pool.h) that lays out lanes, builds the summary tiles, sorts
+// the track's events by storage level and writes their tiles; then it writes
+// the string table, resources and metadata, and renames the directory into
+// place.
 //
 // Atomicity: everything is written under "<output>.tmp-<pid>"; the final name
 // appears only after a successful Finish(). Destroying an unfinished builder
@@ -109,7 +110,6 @@ class TableBuilder : public EventSink {
   absl::Status Put(std::string key, std::string value);
   absl::Status MatchBeginEnd();
   absl::Status WriteTiles();
-  absl::Status WritePlacedTiles();
   absl::Status WriteTables();
   absl::Status MergeArgs(uint64_t into, uint64_t from);
   void Progress(std::string_view stage, double fraction);
@@ -123,7 +123,6 @@ class TableBuilder : public EventSink {
   size_t batch_bytes_ = 0;
   std::unique_ptr<ExternalSorter<SortRecord>> main_;
   std::unique_ptr<ExternalSorter<SortRecord>> match_;
-  std::unique_ptr<ExternalSorter<PlacedRecord>> placed_;
   bool finished_ = false;
 
   // Strings.
@@ -142,7 +141,6 @@ class TableBuilder : public EventSink {
   int64_t min_ts_ = INT64_MAX;
   int64_t max_end_ = INT64_MIN;
   uint64_t next_id_ = 1;
-  uint32_t current_track_ = 0;  // the track WriteTiles is on
   std::atomic<uint64_t> events_added_{0};
   uint64_t args_block_ = 0;       // block of `args_`
   proto::ArgsBlock args_;         // arguments of the block being filled

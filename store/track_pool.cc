@@ -1,0 +1,267 @@
+#include "store/track_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "format/keys.h"
+#include "format/levels.h"
+#include "format/tile_codec.h"
+#include "leveldb/db.h"
+#include "leveldb/write_batch.h"
+#include "store/external_sorter.h"
+#include "store/track_writer.h"
+
+namespace tracetable {
+namespace {
+
+// 64 KiB: small enough for malloc to recycle instead of mapping fresh pages.
+constexpr size_t kBatchRecords = 1024;
+constexpr size_t kMaxQueuedBatches = 64;
+constexpr size_t kWriteBatchBytes = 4 << 20;
+
+struct Batch {
+  uint32_t track = 0;
+  bool last = false;  // the track ends with this batch
+  std::vector<SortRecord> records;
+};
+
+}  // namespace
+
+struct TrackPool::Shared {
+  std::mutex mu;
+  absl::Status error;
+  std::atomic<bool> failed{false};
+  std::vector<std::vector<SortRecord>> free_buffers;
+
+  void Fail(absl::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (error.ok()) error = std::move(s);
+    failed.store(true);
+  }
+  absl::Status Error() {
+    std::lock_guard<std::mutex> lock(mu);
+    return error;
+  }
+  std::vector<SortRecord> TakeBuffer() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<SortRecord> v;
+    if (!free_buffers.empty()) {
+      v = std::move(free_buffers.back());
+      free_buffers.pop_back();
+    }
+    v.clear();
+    v.reserve(kBatchRecords);
+    return v;
+  }
+  void ReturnBuffer(std::vector<SortRecord> v) {
+    std::lock_guard<std::mutex> lock(mu);
+    free_buffers.push_back(std::move(v));
+  }
+};
+
+class TrackPool::Worker {
+ public:
+  Worker(const TrackPoolOptions& options, Shared* shared, int index)
+      : options_(options),
+        shared_(shared),
+        placed_(absl::StrCat(options.spill_prefix, index), PlacedLess, options.placed_records),
+        thread_([this] { Run(); }) {}
+
+  ~Worker() {
+    Close();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Blocks while the queue is full (unless the pool has failed).
+  void Push(Batch b) {
+    queued_records_.fetch_add(b.records.size(), std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lock(mu_);
+    room_.wait(lock, [&] { return queue_.size() < kMaxQueuedBatches || shared_->failed.load(); });
+    queue_.push_back(std::move(b));
+    work_.notify_one();
+  }
+
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    work_.notify_one();
+  }
+
+  void Join() {
+    Close();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  uint64_t queued_records() const { return queued_records_.load(std::memory_order_relaxed); }
+  const TrackPoolStats& stats() const { return stats_; }
+
+ private:
+  void Run() {
+    while (true) {
+      Batch b;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_.wait(lock, [&] { return !queue_.empty() || closed_; });
+        if (queue_.empty()) break;
+        b = std::move(queue_.front());
+        queue_.pop_front();
+        room_.notify_one();
+      }
+      if (!shared_->failed.load()) {
+        if (absl::Status s = Process(b); !s.ok()) {
+          shared_->Fail(std::move(s));
+          room_.notify_all();
+        }
+      }
+      queued_records_.fetch_sub(b.records.size(), std::memory_order_relaxed);
+      shared_->ReturnBuffer(std::move(b.records));
+    }
+    if (!shared_->failed.load()) {
+      if (absl::Status s = FlushWrites(); !s.ok()) shared_->Fail(std::move(s));
+    }
+  }
+
+  absl::Status Process(const Batch& b) {
+    if (!writer_) {
+      track_ = b.track;
+      const bool counter = options_.resources->tracks(b.track).kind() == proto::Track::COUNTER;
+      writer_ = std::make_unique<TrackWriter>(
+          b.track, counter, options_.num_levels, options_.min_ts,
+          [this](std::string key, std::string value) { return Put(std::move(key), std::move(value)); },
+          [this](const TileRow& row, int level) { return Place(row, level); });
+    }
+    for (const SortRecord& r : b.records) {
+      if (absl::Status s = writer_->Add(r); !s.ok()) return s;
+    }
+    stats_.events += b.records.size();
+    if (!b.last) return absl::OkStatus();
+    absl::Status s = writer_->Finish(options_.resources->mutable_tracks(static_cast<int>(track_)));
+    writer_.reset();
+    if (!s.ok()) return s;
+    return WriteEventTiles();
+  }
+
+  absl::Status Place(const TileRow& row, int level) {
+    PlacedRecord p;
+    p.event = RecordFromRow(row, track_);
+    p.lane = row.lane;
+    p.level = static_cast<uint32_t>(level);
+    return placed_.Add(p);
+  }
+
+  // The track's events by (level, ts): runs of one level cut into tiles.
+  absl::Status WriteEventTiles() {
+    std::vector<TileRow> rows;
+    uint32_t level = 0;
+    auto flush = [&]() -> absl::Status {
+      if (rows.empty()) return absl::OkStatus();
+      TileKey key{track_, TileSection::kEvents, static_cast<uint8_t>(level),
+                  static_cast<uint64_t>(rows.front().ts - options_.min_ts)};
+      std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
+      rows.clear();
+      return Put(EncodeTileKey(key), std::move(value));
+    };
+    const size_t read_budget = options_.placed_records * sizeof(PlacedRecord) / 4;
+    absl::Status st = placed_.Merge(read_budget, [&](const PlacedRecord& p) -> absl::Status {
+      // Never cut between rows of one start: tile keys must be unique.
+      if (!rows.empty() && (p.level != level ||
+                            (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts))) {
+        if (absl::Status s = flush(); !s.ok()) return s;
+      }
+      level = p.level;
+      rows.push_back(RowFromRecord(p.event, p.lane));
+      return absl::OkStatus();
+    });
+    if (!st.ok()) return st;
+    return flush();
+  }
+
+  absl::Status Put(std::string key, std::string value) {
+    ++stats_.tiles;
+    stats_.tile_bytes += value.size();
+    write_bytes_ += key.size() + value.size();
+    writes_.Put(key, value);
+    if (write_bytes_ >= kWriteBatchBytes) return FlushWrites();
+    return absl::OkStatus();
+  }
+
+  absl::Status FlushWrites() {
+    if (write_bytes_ == 0) return absl::OkStatus();
+    leveldb::Status s = options_.db->Write(leveldb::WriteOptions(), &writes_);
+    writes_.Clear();
+    write_bytes_ = 0;
+    if (!s.ok()) return absl::InternalError(absl::StrCat("writing tiles: ", s.ToString()));
+    return absl::OkStatus();
+  }
+
+  const TrackPoolOptions& options_;
+  Shared* shared_;
+  std::mutex mu_;
+  std::condition_variable work_, room_;
+  std::deque<Batch> queue_;
+  bool closed_ = false;
+  std::atomic<uint64_t> queued_records_{0};
+  std::unique_ptr<TrackWriter> writer_;
+  uint32_t track_ = 0;
+  ExternalSorter<PlacedRecord> placed_;
+  leveldb::WriteBatch writes_;
+  size_t write_bytes_ = 0;
+  TrackPoolStats stats_;
+  std::thread thread_;  // last: starts once everything above exists
+};
+
+TrackPool::TrackPool(TrackPoolOptions options)
+    : options_(std::move(options)), shared_(std::make_unique<Shared>()) {
+  options_.threads = std::max(options_.threads, 1);
+  for (int w = 0; w < options_.threads; ++w) {
+    workers_.push_back(std::make_unique<Worker>(options_, shared_.get(), w));
+  }
+  batch_ = shared_->TakeBuffer();
+}
+
+TrackPool::~TrackPool() {
+  if (!finished_) Cancel(absl::CancelledError("track pool abandoned"));
+  for (auto& w : workers_) w->Join();
+}
+
+absl::Status TrackPool::Add(const SortRecord& r) {
+  if (shared_->failed.load(std::memory_order_relaxed)) return shared_->Error();
+  if (current_ && r.track != track_) Submit(/*last=*/true);
+  if (!current_) {
+    current_ = workers_.front().get();
+    for (auto& w : workers_) {
+      if (w->queued_records() < current_->queued_records()) current_ = w.get();
+    }
+    track_ = r.track;
+  }
+  batch_.push_back(r);
+  if (batch_.size() == kBatchRecords) Submit(/*last=*/false);
+  return absl::OkStatus();
+}
+
+void TrackPool::Submit(bool last) {
+  current_->Push(Batch{track_, last, std::move(batch_)});
+  batch_ = shared_->TakeBuffer();
+  if (last) current_ = nullptr;
+}
+
+void TrackPool::Cancel(absl::Status status) { shared_->Fail(std::move(status)); }
+
+absl::Status TrackPool::Finish() {
+  finished_ = true;
+  if (current_) Submit(/*last=*/true);
+  for (auto& w : workers_) w->Join();
+  for (auto& w : workers_) {
+    stats_.events += w->stats().events;
+    stats_.tiles += w->stats().tiles;
+    stats_.tile_bytes += w->stats().tile_bytes;
+  }
+  return shared_->Error();
+}
+
+}  // namespace tracetable

@@ -1,0 +1,88 @@
+// TrackPool: builds the tiles of many tracks on worker threads.
+//
+// The caller streams the sorted records (TrackTimeLess order) from one merge
+// on one thread. Each track goes whole to one worker, the one with the least
+// work queued when the track starts; the worker's TrackWriter lays out lanes
+// and summaries, its own sorter orders the track's events by storage level,
+// and when the track ends the worker writes its event tiles. Tracks share
+// nothing but the database (LevelDB orders the keys), so the table's content
+// does not depend on which worker built which track.
+//
+// Memory: at most kMaxQueuedBatches batches wait per worker; a worker's event
+// sorter holds `placed_records` records before it spills a run.
+//
+// Errors: the first failure (a worker's or the caller's Cancel) stops every
+// worker; Add() and Finish() then return it. Finish() must be called once
+// (the destructor joins the workers if it was not).
+#ifndef TRACETABLE_STORE_TRACK_POOL_H_
+#define TRACETABLE_STORE_TRACK_POOL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "format/tracetable.pb.h"
+#include "store/sort_record.h"
+
+namespace leveldb {
+class DB;
+}  // namespace leveldb
+
+namespace tracetable {
+
+struct TrackPoolOptions {
+  int threads = 2;
+  int num_levels = 1;
+  int64_t min_ts = 0;                // the table's time base
+  size_t placed_records = 1 << 20;   // per worker, before spilling
+  std::string spill_prefix;          // worker w spills to "<prefix><w>"
+  leveldb::DB* db = nullptr;
+  // Per-track statistics are written into resources->tracks(id); the worker
+  // building a track is the only one touching it.
+  proto::ResourceTable* resources = nullptr;
+};
+
+struct TrackPoolStats {
+  uint64_t events = 0;
+  uint64_t tiles = 0;
+  uint64_t tile_bytes = 0;
+};
+
+class TrackPool {
+ public:
+  explicit TrackPool(TrackPoolOptions options);
+  ~TrackPool();
+  TrackPool(const TrackPool&) = delete;
+  TrackPool& operator=(const TrackPool&) = delete;
+
+  // Records must come in TrackTimeLess order.
+  absl::Status Add(const SortRecord& r);
+  // Stops the workers with `status` (e.g. a cancelled ingest).
+  void Cancel(absl::Status status);
+  // Hands over the last track, waits for the workers, and returns the first
+  // error, if any.
+  absl::Status Finish();
+  // Valid after Finish().
+  const TrackPoolStats& stats() const { return stats_; }
+
+ private:
+  class Worker;
+  struct Shared;
+
+  void Submit(bool last);
+
+  TrackPoolOptions options_;
+  std::unique_ptr<Shared> shared_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<SortRecord> batch_;  // records of the current track not yet handed over
+  Worker* current_ = nullptr;      // the worker building the current track
+  uint32_t track_ = 0;
+  bool finished_ = false;
+  TrackPoolStats stats_;
+};
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_TRACK_POOL_H_
