@@ -118,33 +118,40 @@ absl::StatusOr<int64_t> RelativePs(int64_t abs_ns, int32_t sub_ns_ps, int64_t or
   return static_cast<int64_t>(rel);
 }
 
-std::string FormatMicros(__int128 ps) {
-  bool negative = ps < 0;
+void AppendMicros(std::string* out, __int128 ps) {
+  const bool negative = ps < 0;
   unsigned __int128 v = negative ? static_cast<unsigned __int128>(-ps)
                                  : static_cast<unsigned __int128>(ps);
-  unsigned __int128 whole = v / 1'000'000;
+  if (negative) out->push_back('-');
   uint64_t frac = static_cast<uint64_t>(v % 1'000'000);
-  char digits[48];
-  int pos = sizeof(digits);
-  do {
-    digits[--pos] = static_cast<char>('0' + static_cast<int>(whole % 10));
-    whole /= 10;
-  } while (whole > 0);
-  std::string out;
-  out.reserve(48);
-  if (negative) out.push_back('-');
-  out.append(digits + pos, sizeof(digits) - pos);
+  unsigned __int128 whole = v / 1'000'000;
+  if (whole <= UINT64_MAX) {
+    absl::StrAppend(out, static_cast<uint64_t>(whole));  // the common case, no 128-bit division
+  } else {
+    char digits[48];
+    int pos = sizeof(digits);
+    do {
+      digits[--pos] = static_cast<char>('0' + static_cast<int>(whole % 10));
+      whole /= 10;
+    } while (whole > 0);
+    out->append(digits + pos, sizeof(digits) - pos);
+  }
   if (frac != 0) {
-    char buf[8];
-    for (int k = 5; k >= 0; --k) {
+    char buf[7];
+    buf[0] = '.';
+    for (int k = 6; k >= 1; --k) {
       buf[k] = static_cast<char>('0' + frac % 10);
       frac /= 10;
     }
-    int len = 6;
-    while (len > 0 && buf[len - 1] == '0') --len;
-    out += '.';
-    out.append(buf, len);
+    int len = 7;
+    while (buf[len - 1] == '0') --len;
+    out->append(buf, len);
   }
+}
+
+std::string FormatMicros(__int128 ps) {
+  std::string out;
+  AppendMicros(&out, ps);
   return out;
 }
 

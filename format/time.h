@@ -39,6 +39,8 @@ absl::StatusOr<int64_t> RelativePs(int64_t abs_ns, int32_t sub_ns_ps, int64_t or
 // ("1.5", "-0.000001", "1680000000000.123"). Exact for any int64 input;
 // `ps_hi` lets callers pass origin_ns * 1000 + rel_ps without overflow.
 std::string FormatMicros(__int128 ps);
+// The same, appended to `out` (no temporary string: answers format millions).
+void AppendMicros(std::string* out, __int128 ps);
 
 }  // namespace tracetable
 

@@ -30,9 +30,13 @@ void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& track
                           std::string* out);
 void AppendItemJson(const Table& table, const WindowItem& item, bool include_args,
                     std::string* out);
+// Every item, in order (large answers are formatted on several threads).
+void AppendItemsJson(const Table& table, const std::vector<WindowItem>& items, bool include_args,
+                     std::string* out);
 
 // Absolute microseconds of a relative time.
 std::string AbsoluteMicros(const Table& table, int64_t rel_ps);
+void AppendAbsoluteMicros(const Table& table, int64_t rel_ps, std::string* out);
 
 // The pid / tid written for a process or track.
 void AppendPid(const Table& table, uint32_t process, std::string* out);

@@ -6,9 +6,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/levels.h"
+#include "query/parallel_for.h"
 
 namespace tracetable {
 namespace {
+
+// Below this many tracks per thread, a second thread costs more than it saves.
+constexpr size_t kTracksPerThread = 4;
 
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -205,7 +209,6 @@ absl::StatusOr<WindowResult> QueryWindow(const Table& table, const WindowRequest
   const int num_levels = static_cast<int>(table.meta().num_levels());
   out.level = LevelForResolution(req.resolution, num_levels);
   out.bin = SummaryBinWidth(req.resolution, out.level);
-  TrackQuery q(table, req, out.level, out.bin, &out);
   std::vector<uint32_t> tracks = req.tracks;
   if (tracks.empty()) {
     for (int i = 0; i < table.resources().tracks_size(); ++i) tracks.push_back(i);
@@ -214,14 +217,41 @@ absl::StatusOr<WindowResult> QueryWindow(const Table& table, const WindowRequest
     if (track >= static_cast<uint32_t>(table.resources().tracks_size())) {
       return absl::InvalidArgumentError(absl::StrCat("no track ", track));
     }
-    if (absl::Status s = q.Run(track); !s.ok()) return s;
   }
-  // A total order, so answers are byte-identical from run to run (summary
-  // groups come out of a hash map whose order is not).
-  std::sort(out.items.begin(), out.items.end(), [](const WindowItem& a, const WindowItem& b) {
-    return std::tie(a.track, a.row.ts, a.row.lane, a.row.kind, a.row.count, a.row.dur, a.row.id) <
-           std::tie(b.track, b.row.ts, b.row.lane, b.row.kind, b.row.count, b.row.dur, b.row.id);
+  // Items are in a total order, so answers are byte-identical from run to run
+  // (summary groups come out of a hash map whose order is not). The track
+  // comes first in it: tracks are queried and sorted independently, on
+  // several threads when there are enough of them, and concatenated.
+  std::sort(tracks.begin(), tracks.end());
+  std::vector<WindowResult> parts(tracks.size());
+  std::vector<absl::Status> errors(tracks.size());
+  const int threads = tracks.size() >= kTracksPerThread * 2 ? QueryThreads() : 1;
+  ParallelFor(tracks.size(), threads, [&](size_t i) {
+    WindowResult& part = parts[i];
+    TrackQuery q(table, req, out.level, out.bin, &part);
+    errors[i] = q.Run(tracks[i]);
+    std::sort(part.items.begin(), part.items.end(), [](const WindowItem& a, const WindowItem& b) {
+      return std::tie(a.row.ts, a.row.lane, a.row.kind, a.row.count, a.row.dur, a.row.id) <
+             std::tie(b.row.ts, b.row.lane, b.row.kind, b.row.count, b.row.dur, b.row.id);
+    });
   });
+  size_t total = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!errors[i].ok()) return errors[i];
+    total += parts[i].items.size();
+  }
+  if (parts.size() == 1) {
+    out.items = std::move(parts[0].items);
+  } else {
+    out.items.reserve(total);
+  }
+  for (WindowResult& part : parts) {
+    if (parts.size() > 1) out.items.insert(out.items.end(), part.items.begin(), part.items.end());
+    out.events += part.events;
+    out.summaries += part.summaries;
+    out.stats.tiles += part.stats.tiles;
+    out.stats.bytes += part.stats.bytes;
+  }
   if (req.limit > 0 && out.items.size() > req.limit) {
     // Keep the earliest items across all tracks.
     std::vector<WindowItem> by_time = out.items;
