@@ -109,9 +109,14 @@ absl::Status TableBuilder::Open() {
   }
   db_.reset(db);
   batch_ = std::make_unique<leveldb::WriteBatch>();
+  // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
+  // once matched, then 1/16 for the track workers' event sorters), and the
+  // rest for what is not counted in records: merge read buffers, the
+  // LevelDB write buffer, pipeline batches, strings (100M events: peak RSS
+  // within budget + 200 MB, bench/results).
   const size_t records = options_.memory_budget / sizeof(SortRecord);
   main_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/main", TrackTimeLess,
-                                           records - records / 8);
+                                           records / 4 * 3);
   match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
                                             records / 8);
   strings_.push_back("");
@@ -460,8 +465,8 @@ absl::Status TableBuilder::WriteTiles() {
   po.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   po.num_levels = num_levels;
   po.min_ts = min_ts_;
-  // The match sorter's share of the budget is free once pairs are matched.
-  po.placed_records = options_.memory_budget / 8 / po.threads / sizeof(PlacedRecord);
+  // A track's events wait here until the track ends; bigger tracks spill.
+  po.placed_records = options_.memory_budget / 16 / po.threads / sizeof(PlacedRecord);
   po.spill_prefix = temp_dir_ + "-spill/placed";
   po.db = db_.get();
   po.resources = &resources_;
