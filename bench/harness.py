@@ -871,6 +871,13 @@ def write_report(path_md, path_json, doc):
              f"{mi.get('sqlite3', '')}; {mi.get('python3', '')}. 1-minute load average "
              f"{mi.get('loadavg_at_start', 0):.2f} at start, {mi.get('loadavg_at_end', 0):.2f} at end "
              f"(anything above ~0.5 means other work shared the 2 cores).")
+    load = max(mi.get("loadavg_at_start", 0), mi.get("loadavg_at_end", 0))
+    if load > 1:
+        L.append("")
+        L.append(f"**The machine was shared during this run** (load average up to {load:.1f} on "
+                 f"{mi.get('nproc')} cores): wall times and percentiles are inflated; CPU times, bytes and "
+                 f"keys read are not.")
+        L.append("")
     L.append(f"Command: `{doc['argv']}` (mode {doc['mode']}, {doc['reps']} repetitions, medians; "
              f"measurements took {doc.get('elapsed_s', 0):.0f} s). "
              f"Every command line with its timings is in `{os.path.basename(path_json)}`.")
