@@ -149,9 +149,22 @@ leveldb::Options ScratchOptions(leveldb::Cache* cache) {
   return o;
 }
 
+// A re-ingest of the same input gives the same table; anything else (another
+// input, another format) changes its sorted tables' size or its metadata.
+// (Log and manifest files change at every open, so they do not count.)
+uint64_t SortedTableBytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".ldb") bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
 std::string Fingerprint(const Table& t) {
-  return absl::StrCat(std::filesystem::absolute(t.path()).string(), " ", t.meta().num_events(), " ",
-                      t.meta().min_ts(), " ", t.meta().max_end(), " ", t.meta().num_levels());
+  return absl::StrCat(std::filesystem::absolute(t.path()).string(), " ", SortedTableBytes(t.path()), " ",
+                      t.meta().num_events(), " ", t.meta().min_ts(), " ", t.meta().max_end(), " ",
+                      t.meta().num_levels());
 }
 
 struct Scratch {
