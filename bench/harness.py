@@ -258,6 +258,13 @@ def ensure_trace(args, n):
     if have:
         log(f"reusing {js}")
     else:
+        # About 98 bytes/event of JSON, 53 of CSV; then the table, its spill
+        # files and the scratch copies while measuring: fail before writing.
+        need = n * (98 + (53 if need_csv else 0) + 100)
+        free = shutil.disk_usage(args.data).free
+        if free < need:
+            raise SystemExit(f"bench/run: {human_events(n)} events need about {need / 1e9:.0f} GB free in "
+                             f"{args.data}, but only {free / 1e9:.0f} GB are free")
         cmd = [args.gen, "--events", n, "--hosts", args.hosts, "--devices", args.devices,
                "--seed", args.seed, "-o", js, "--meta", meta]
         if need_csv:
@@ -291,11 +298,16 @@ def measure_tracetable(args, m, tmp):
     os.makedirs(os.path.dirname(table), exist_ok=True)
     mb = m["json_file_bytes"] / 1e6
 
-    # Ingest: default budget and a small one.
+    # Ingest with a small budget, then the default one; the last default run
+    # leaves the table the queries use (no extra ingest).
     ingest = {}
-    for label, extra in (("default", []), (f"budget {args.small_budget}", ["--memory-budget", args.small_budget])):
+    reps = args.reps if m["events_target"] < args.single_ingest_events else 1
+    if reps < args.reps:
+        NOTES.append(f"{human_events(m['events_target'])}: one ingest per budget instead of {args.reps} "
+                     f"(each takes minutes at this size)")
+    for label, extra in ((f"budget {args.small_budget}", ["--memory-budget", args.small_budget]), ("default", [])):
         runs = []
-        for rep in range(args.reps):
+        for rep in range(reps):
             shutil.rmtree(table, ignore_errors=True)
             r = run([cli, "ingest", js, "-o", table] + extra, f"ingest ({label})")
             if r["rc"] != 0:
@@ -313,12 +325,9 @@ def measure_tracetable(args, m, tmp):
             "walls": [r["wall_s"] for r in runs]}
         log(f"  ingest {label}: {wall:.2f} s, {mb / wall:.1f} MB/s, rss {ingest[label]['max_rss_kb']} KB")
     res["ingest"] = ingest
-    # Leave a default-budget table for the queries.
-    shutil.rmtree(table, ignore_errors=True)
-    r = run([cli, "ingest", js, "-o", table], "ingest (default, table for queries)")
-    if r["rc"] != 0:
+    if ingest["default"].get("error"):
         res["error"] = "ingest failed; no table to query"
-        fail(f"ingest failed ({rc_text(r)}): no table, so no query measurements")
+        fail("ingest failed: no table, so no query measurements")
         return res
     res["table"] = table
     res["disk_bytes"] = du_bytes(table)
@@ -398,7 +407,136 @@ def measure_tracetable(args, m, tmp):
         cold_levels = [(w, wins[:args.cold_positions]) for w, wins in levels]
         res["sweep_all_cold"] = run_sweep("tracetable all tracks (cold cache)", cold_levels, qcmd([]), parse,
                                           tmp, args.level_budget_s, args.cold_positions, cold=True)
+    res["xprof_ablation"] = measure_xprof_ablation(args, m, table, levels, track, tmp)
+    res["serve"] = measure_serve(args, m, table, tmp)
     return res
+
+
+# ------------------------------------------------------ XProf ablation --
+def measure_xprof_ablation(args, m, table, levels, track, tmp):
+    """The one-track zoom sweep on tracetable's keys and on XProf's layout
+    (bench/xprof_layout.cc), in one process: keys and value bytes read and
+    query latency per zoom level."""
+    if m["events_target"] > args.ablation_max_events:
+        reason = (f"XProf layout ablation skipped at {human_events(m['events_target'])} events: copying them "
+                  f"into the scratch layout writes one LevelDB key per event (limit --ablation-max-events "
+                  f"{args.ablation_max_events:,})")
+        NOTES.append(reason)
+        return {"skipped": reason}
+    if not (os.path.isfile(args.xprof) and os.access(args.xprof, os.X_OK)):
+        reason = f"XProf layout ablation skipped: {args.xprof} not built"
+        NOTES.append(reason)
+        return {"skipped": reason}
+    wfile = os.path.join(tmp, "xprof-windows.txt")
+    index = []
+    with open(wfile, "w") as f:
+        for li, (w, wins) in enumerate(levels):
+            for a, b in wins:
+                f.write(f"{fmt_us(a)} {fmt_us(b)} {fmt_us(w / 2000)} {track['pid']}:{track['tid']}\n")
+                index.append(li)
+    scratch = table[:-len(".tracetable")] + ".xprof-layout"
+    out = os.path.join(tmp, "xprof.jsonl")
+    r = run([args.xprof, table, "--scratch", scratch, "--windows", wfile, "--repeat", args.ablation_repeat],
+            "XProf layout ablation (one-track sweep on both layouts)", stdout_path=out)
+    if r["rc"] != 0:
+        fail(f"tt_xprof_layout failed, {rc_text(r)}: {r.get('stderr', '')[-500:]}")
+        return {"error": True}
+    per = [[] for _ in levels]
+    res = {"repeat": args.ablation_repeat, "wall_s": r["wall_s"], "max_rss_kb": r.get("max_rss_kb")}
+    with open(out) as f:
+        for line in f:
+            d = json.loads(line)
+            if "scratch" in d:
+                res["scratch"] = d["scratch"]
+            else:
+                per[index[d["i"]]].append(d)
+    rows = []
+    for (w, _), ds in zip(levels, per):
+        row = {"window_us": w, "n": len(ds), "level": median([d["level"] for d in ds])}
+        for side in ("tt", "xp"):
+            lat = [d[side + "_us"] / 1000 for d in ds]
+            row[side] = {"p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99),
+                         "keys": median([d[side + "_keys"] for d in ds]),
+                         "bytes": median([d[side + "_bytes"] for d in ds]),
+                         "items": median([d[side + "_items"] for d in ds])}
+        rows.append(row)
+        log(f"  xprof ablation {fmt_us(w)} us: tt {row['tt']['bytes']} B / {row['tt']['p50_ms'] and round(row['tt']['p50_ms'], 2)} ms, "
+            f"xprof {row['xp']['bytes']} B / {row['xp']['p50_ms'] and round(row['xp']['p50_ms'], 2)} ms")
+    res["rows"] = rows
+    return res
+
+
+# ------------------------------------------------------ server (wrk) --
+SERVE_LOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_load")
+
+
+def measure_serve(args, m, table, tmp):
+    """bench/serve_load (wrk against `tracetable serve` on loopback) on this
+    table. A missing wrk is a note, not a failure."""
+    if args.serve_seconds <= 0:
+        return {"skipped": "--serve-seconds 0"}
+    md = os.path.join(tmp, "serve.md")
+    js = os.path.join(tmp, "serve.json")
+    if os.path.exists(js):
+        os.unlink(js)
+    env_cli = dict(os.environ, CLI=args.cli)
+    cmd = [SERVE_LOAD, "--table", table, "--seconds", args.serve_seconds, "--connections", args.serve_connections,
+           "--out", md, "--json", js]
+    t0 = time.perf_counter()
+    p = subprocess.run([str(c) for c in cmd], env=env_cli, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=120 + 3 * args.serve_seconds)
+    wall = time.perf_counter() - t0
+    COMMANDS.append({"purpose": "server throughput (wrk on loopback)", "cmd": shlex.join(str(c) for c in cmd),
+                     "wall_s": round(wall, 3), "rc": p.returncode})
+    err = p.stderr.decode("utf-8", "replace")
+    if p.returncode == 5:
+        reason = "server throughput skipped: " + err.strip().splitlines()[-1]
+        log(reason)
+        NOTES.append(reason)
+        return {"skipped": reason}
+    if p.returncode != 0 or not os.path.exists(js):
+        fail(f"bench/serve_load failed (rc {p.returncode}): {err[-500:]}")
+        return {"error": True}
+    with open(js) as f:
+        res = json.load(f)
+    for c in res["cases"]:
+        # An error answer is a server bug; socket timeouts are load.
+        if "Non-2xx" in (c.get("errors") or ""):
+            fail(f"server answered errors at {c['fraction']} x span: {c['errors']}")
+        elif c.get("errors"):
+            NOTES.append(f"wrk at {c['fraction']} x span: {c['errors']}")
+        log(f"  serve {c['fraction']} x span: {c['requests_per_s']} req/s, p50 {c['p50_ms']} ms, p99 {c['p99_ms']} ms")
+    return res
+
+
+# ------------------------------------------------------- micro (gbench) --
+def measure_micro(args):
+    """Runs every Google Benchmark binary bench/micro built (tt_bench_*)."""
+    found = sorted(n for n in os.listdir(args.micro_dir) if n.startswith("tt_bench_")) \
+        if os.path.isdir(args.micro_dir) else []
+    found = [n for n in found if os.access(os.path.join(args.micro_dir, n), os.X_OK)]
+    if not found:
+        reason = (f"micro-benchmarks skipped: no tt_bench_* in {args.micro_dir} "
+                  f"(is libbenchmark-dev installed? scripts/install-deps)")
+        NOTES.append(reason)
+        return {"skipped": reason}
+    out = {"min_time_s": args.micro_min_time, "benchmarks": []}
+    for name in found:
+        path = os.path.join(args.micro_dir, name)
+        res_path = os.path.join(args.data, "tmp", name + ".json")
+        r = run([path, f"--benchmark_min_time={args.micro_min_time}", f"--benchmark_out={res_path}",
+                 "--benchmark_out_format=json"], "micro-benchmark (Google Benchmark)")
+        if r["rc"] != 0:
+            fail(f"{name} failed, {rc_text(r)}: {r.get('stderr', '')[-300:]}")
+            continue
+        with open(res_path) as f:
+            doc = json.load(f)
+        for b in doc.get("benchmarks", []):
+            out["benchmarks"].append({"binary": name, **{k: b.get(k) for k in (
+                "name", "real_time", "cpu_time", "time_unit", "iterations", "items_per_second",
+                "bytes_per_second", "error_message")}})
+        log(f"  {name}: {len(doc.get('benchmarks', []))} benchmarks")
+    return out
 
 
 # The in-process sweep, for when the CLI grows a query-benchmark mode. The
@@ -576,6 +714,150 @@ def mib(kb):
     return None if kb is None else kb / 1024
 
 
+def window_label(w):
+    return f"{w / 1e6:.3g} s" if w >= 1e6 else f"{w / 1e3:.3g} ms" if w >= 1e3 else f"{w:.3g} µs"
+
+
+def report_ablation(L, doc):
+    for s in doc["sizes"]:
+        ab = (s.get("tracetable") or {}).get("xprof_ablation") or {}
+        if not ab.get("rows"):
+            continue
+        n = human_events(s["meta"]["events_target"])
+        sc = ab.get("scratch", {})
+        L.append(f"## XProf layout ablation, {n} events")
+        L.append("")
+        L.append(
+            "The one-track zoom sweep (same windows as above) on tracetable's table and on a scratch copy of "
+            "its events in XProf's layout (`bench/xprof_layout.cc`): one key space per zoom level, key "
+            "`level | ts | serial`, no resource in the key; an event sits at the coarsest level whose "
+            "resolution it reaches (same levels as `format/levels.h`), and a window reads each level from the "
+            "coarsest down to the query's, from start − (the level's longest event) to end, then drops the "
+            "other tracks' events. Both in one process, warm LevelDB block cache (64 MiB each), same LevelDB "
+            "options, both compacted. **keys** = LevelDB entries read (tracetable: tiles; XProf: events); "
+            "**bytes** = value bytes returned by LevelDB iterators on both sides (medians). Latency is the query "
+            "alone (no answer text), p50 / p99 over the positions"
+            + (f" × {ab['repeat']} repetitions" if ab.get("repeat", 1) > 1 else "") + ". tracetable also reads "
+            "summary tiles and returns summaries of the short events; the XProf layout returns only events of "
+            "the levels it reads (the tool checks that both return the same slices of dur ≥ resolution). "
+            f"Scratch layout: {f(sc.get('events'))} events, {f((sc.get('disk_bytes') or 0) / 1e6, 1)} MB on disk"
+            + (f", built in {sc['build_s']:.1f} s" if sc.get("build_s") else " (reused)") + ".")
+        L.append("")
+        L.append("| window | level | tt keys | tt bytes | tt p50 / p99 ms | tt items | XProf keys | XProf bytes | "
+                 "XProf p50 / p99 ms | XProf items | XProf/tt bytes |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in ab["rows"]:
+            tt, xp = r["tt"], r["xp"]
+            ratio = f(xp["bytes"] / tt["bytes"], 1, "×") if tt.get("bytes") else "–"
+            L.append(f"| {window_label(r['window_us'])} | {f(r['level'], 0)} | {f(tt['keys'], 0)} | "
+                     f"{f(tt['bytes'], 0)} | {f(tt['p50_ms'], 2)} / {f(tt['p99_ms'], 2)} | {f(tt['items'], 0)} | "
+                     f"{f(xp['keys'], 0)} | {f(xp['bytes'], 0)} | {f(xp['p50_ms'], 2)} / {f(xp['p99_ms'], 2)} | "
+                     f"{f(xp['items'], 0)} | {ratio} |")
+        L.append("")
+
+
+def report_serve(L, doc):
+    rows = []
+    for s in doc["sizes"]:
+        sv = (s.get("tracetable") or {}).get("serve") or {}
+        for c in sv.get("cases", []):
+            rows.append((human_events(s["meta"]["events_target"]), sv, c))
+    skipped = [((s.get("tracetable") or {}).get("serve") or {}).get("skipped") for s in doc["sizes"]]
+    if not rows and not any(skipped):
+        return
+    L.append("## Server throughput (wrk on loopback)")
+    L.append("")
+    if rows:
+        sv = rows[0][1]
+        L.append(f"`bench/serve_load`: `tracetable serve --threads {sv.get('server_threads')}` on the table, "
+                 f"`wrk -t{sv.get('threads')} -c{sv.get('connections')} -d{sv.get('seconds')}s --latency` with "
+                 f"gzip, each request a random window of the given fraction of the span at 2000 pixels "
+                 f"(resolution = width/2000), answer text included. Client and server share the 2 cores.")
+        L.append("")
+        L.append("| events | window | requests/s | p50 ms | p90 ms | p99 ms | requests | transfer/s | errors |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
+        for n, _, c in rows:
+            if not c.get("requests"):
+                # wrk counts only requests that complete before its deadline.
+                L.append(f"| {n} | {c['fraction']:g} × span ({window_label(c['window_us'])}) | 0: no request "
+                         f"completed within {sv.get('seconds')} s with {sv.get('connections')} connections | "
+                         f"– | – | – | 0 | – | {c.get('errors') or 'none'} |")
+                continue
+            L.append(f"| {n} | {c['fraction']:g} × span ({window_label(c['window_us'])}) | "
+                     f"{f(c['requests_per_s'], 1)} | {f(c['p50_ms'], 2)} | {f(c['p90_ms'], 2)} | "
+                     f"{f(c['p99_ms'], 2)} | {f(c['requests'])} | {c.get('transfer_per_s') or '–'} | "
+                     f"{c.get('errors') or 'none'} |")
+    for sk in skipped:
+        if sk:
+            L.append("")
+            L.append(f"_{sk}_")
+    L.append("")
+
+
+def report_scaling(L, doc):
+    sizes = [s for s in doc["sizes"] if (s.get("tracetable") or {}).get("sweep_all")]
+    if len(sizes) < 2:
+        return
+    names = [human_events(s["meta"]["events_target"]) for s in sizes]
+    depth = max(len(s["tracetable"]["sweep_all"]) for s in sizes)
+    L.append("## Scaling")
+    L.append("")
+    L.append("The same sweep at every size, p50 / p99 ms (" + sizes[0]["tracetable"].get("sweep_mode", "") +
+             "). Rows are the fraction of each trace's span, so a row is the same view (same number of "
+             "pixels, same share of the trace) of a longer and denser trace; the last row is the fixed "
+             "10 µs window. Window widths per size are in the sweep tables above.")
+    L.append("")
+    L.append("| window | " + " | ".join(f"{n} all" for n in names) + " | " +
+             " | ".join(f"{n} one track" for n in names) + " |")
+    L.append("|---|" + "---|" * (2 * len(names)))
+
+    def cell(rows, i):
+        if i is None or i >= len(rows) or rows[i].get("p50_ms") is None:
+            return "–"
+        return f"{f(rows[i]['p50_ms'], 2)} / {f(rows[i]['p99_ms'], 2)}"
+
+    labels = ["whole span"] + [f"span / 10^{k}" for k in range(1, depth - 1)] + ["10 µs"]
+    for k, label in enumerate(labels):
+        cells_all, cells_one = [], []
+        for s in sizes:
+            rows_a, rows_o = s["tracetable"]["sweep_all"], s["tracetable"].get("sweep_one") or []
+            last = len(rows_a) - 1
+            i = last if label == "10 µs" else (k if k < last else None)
+            cells_all.append(cell(rows_a, i))
+            cells_one.append(cell(rows_o, i))
+        L.append(f"| {label} | " + " | ".join(cells_all) + " | " + " | ".join(cells_one) + " |")
+    L.append("")
+
+
+def report_micro(L, doc):
+    mi = doc.get("micro") or {}
+    if mi.get("skipped"):
+        L.append("## Micro-benchmarks")
+        L.append("")
+        L.append(f"_{mi['skipped']}_")
+        L.append("")
+    if not mi.get("benchmarks"):
+        return
+    L.append("## Micro-benchmarks (Google Benchmark)")
+    L.append("")
+    L.append(f"Every `tt_bench_*` built from `bench/micro/`, `--benchmark_min_time={mi['min_time_s']}`; time per "
+             "iteration (wall / CPU), and the rates the benchmark reports. See docs/performance.md for what each "
+             "one runs.")
+    L.append("")
+    L.append("| binary | benchmark | wall | CPU | items/s | bytes/s |")
+    L.append("|---|---|---|---|---|---|")
+    for b in mi["benchmarks"]:
+        if b.get("error_message"):
+            L.append(f"| {b['binary']} | {b['name']} | error: {b['error_message']} | | | |")
+            continue
+        unit = b.get("time_unit") or "ns"
+        ips = b.get("items_per_second")
+        bps = b.get("bytes_per_second")
+        L.append(f"| {b['binary']} | `{b['name']}` | {f(b['real_time'], 2)} {unit} | {f(b['cpu_time'], 2)} {unit} | "
+                 f"{f(ips / 1e6, 2, ' M') if ips else '–'} | {f(bps / 1e6, 1, ' MB') if bps else '–'} |")
+    L.append("")
+
+
 def write_report(path_md, path_json, doc):
     with open(path_json, "w") as fj:
         json.dump(doc, fj, indent=1, default=str)
@@ -589,6 +871,13 @@ def write_report(path_md, path_json, doc):
              f"{mi.get('sqlite3', '')}; {mi.get('python3', '')}. 1-minute load average "
              f"{mi.get('loadavg_at_start', 0):.2f} at start, {mi.get('loadavg_at_end', 0):.2f} at end "
              f"(anything above ~0.5 means other work shared the 2 cores).")
+    load = max(mi.get("loadavg_at_start", 0), mi.get("loadavg_at_end", 0))
+    if load > 1:
+        L.append("")
+        L.append(f"**The machine was shared during this run** (load average up to {load:.1f} on "
+                 f"{mi.get('nproc')} cores): wall times and percentiles are inflated; CPU times, bytes and "
+                 f"keys read are not.")
+        L.append("")
     L.append(f"Command: `{doc['argv']}` (mode {doc['mode']}, {doc['reps']} repetitions, medians; "
              f"measurements took {doc.get('elapsed_s', 0):.0f} s). "
              f"Every command line with its timings is in `{os.path.basename(path_json)}`.")
@@ -633,6 +922,11 @@ def write_report(path_md, path_json, doc):
         f"{f(s['tracetable']['first_window_warm']['tracetable'].get('summaries'))}")
     row("sweep p99 all tracks (worst level)", lambda s: f(max(r["p99_ms"] for r in s["tracetable"]["sweep_all"] if r["p99_ms"] is not None), 1, " ms"))
     row("sweep p99 one track (worst level)", lambda s: f(max(r["p99_ms"] for r in s["tracetable"]["sweep_one"] if r["p99_ms"] is not None), 1, " ms"))
+    row("XProf layout / tracetable: bytes read, one-track whole span",
+        lambda s: f(s["tracetable"]["xprof_ablation"]["rows"][0]["xp"]["bytes"] /
+                    s["tracetable"]["xprof_ablation"]["rows"][0]["tt"]["bytes"], 1, "×"))
+    row("server: req/s whole span / 1% / 0.01% (wrk)",
+        lambda s: " / ".join(f(c["requests_per_s"], 1) for c in s["tracetable"]["serve"]["cases"]))
     row("plain viewer (json.load): first window", lambda s: f(s["plain_viewer"]["wall_ms"], 0, " ms"))
     row("plain viewer: peak RSS", lambda s: f(mib(s["plain_viewer"]["max_rss_kb"]), 0, " MiB"))
     row("first-window speed-up vs plain viewer", lambda s: f(s["plain_viewer"]["wall_ms"] / s["tracetable"]["first_window_warm"]["wall_ms"], 1, "×"))
@@ -705,6 +999,10 @@ def write_report(path_md, path_json, doc):
             L.append("Cold cache (page cache dropped before each query), all tracks: " + ", ".join(
                 f"{r['window_us']:.3g} µs: {f(r['p50_ms'])}/{f(r['p99_ms'])} ms" for r in tt["sweep_all_cold"]))
         L.append("")
+    report_ablation(L, doc)
+    report_serve(L, doc)
+    report_scaling(L, doc)
+    report_micro(L, doc)
     if doc.get("notes"):
         L.append("## Notes and failures")
         L.append("")
@@ -749,6 +1047,16 @@ def main():
     ap.add_argument("--baselines", type=int, default=1)
     ap.add_argument("--baseline-max-events", type=int, default=10_000_000)
     ap.add_argument("--inprocess", choices=["auto", "on", "off"], default="auto")
+    ap.add_argument("--xprof", default="", help="tt_xprof_layout binary (XProf layout ablation)")
+    ap.add_argument("--ablation-max-events", type=int, default=10_000_000)
+    ap.add_argument("--ablation-repeat", type=int, default=1)
+    ap.add_argument("--serve-seconds", type=int, default=10, help="wrk seconds per window size; 0 = skip")
+    ap.add_argument("--serve-connections", type=int, default=16)
+    ap.add_argument("--tag", default="", help="appended to the result file names")
+    ap.add_argument("--micro-dir", default="", help="directory of the tt_bench_* binaries; empty = skip")
+    ap.add_argument("--micro-min-time", type=float, default=0.2)
+    ap.add_argument("--single-ingest-events", type=int, default=50_000_000,
+                    help="from this size on, ingest once per budget instead of --reps times")
     args = ap.parse_args()
     os.makedirs(args.data, exist_ok=True)
     os.makedirs(args.results, exist_ok=True)
@@ -769,6 +1077,8 @@ def main():
     # The default mode owns <date>-<host>; --quick (CI) and --big get a suffix
     # so they do not overwrite it.
     suffix = "" if args.mode == "default" else f"-{args.mode}"
+    if args.tag:
+        suffix += f"-{args.tag}"
     if not have_cli:
         suffix += "-nocli"  # never overwrite a complete report with a CLI-less one
     base = os.path.join(args.results, f"{date}-{host}{suffix}")
@@ -777,6 +1087,9 @@ def main():
            "positions": args.positions, "small_budget": args.small_budget, "cli": args.cli,
            "cli_missing": not have_cli, "sizes": [], "notes": NOTES, "commands": COMMANDS}
     t_all = time.perf_counter()
+    if args.micro_dir:
+        log("== micro-benchmarks ==")
+        doc["micro"] = measure_micro(args)
     for n in [int(x) for x in args.sizes.split(",")]:
         log(f"== {human_events(n)} events ==")
         m = ensure_trace(args, n)
@@ -788,6 +1101,12 @@ def main():
         if args.baselines and n <= args.baseline_max_events:
             entry["plain_viewer"] = measure_plain_viewer(args, m, tmp)
             entry["sqlite"] = measure_sqlite(args, m, tmp)
+        elif args.baselines:
+            NOTES.append(
+                f"{human_events(n)}: plain-viewer and SQLite baselines skipped (above --baseline-max-events "
+                f"{args.baseline_max_events:,}): json.load would hold ~75 GB at 100M (7.3 GB at 10M) on a "
+                f"24 GB machine, and at 100M the SQLite side would need a ~5 GB CSV and a ~7 GB database; "
+                f"the largest size with baselines is the comparison")
         doc["elapsed_s"] = round(time.perf_counter() - t_all, 1)
         doc["machine"]["loadavg_at_end"] = os.getloadavg()[0]
         write_report(base + ".md", base + ".json", doc)  # after every size

@@ -1,22 +1,21 @@
-// Throughput check for the Chrome JSON reader (not a unit test).
+// Micro-benchmark: the Chrome JSON reader (ingest/chrome_json/reader.h) on a
+// buffer of generated events, per event and per byte. The buffer is written
+// once to a file in /dev/shm (memory, when it is a tmpfs), because the reader
+// reads from a path; each iteration parses the whole file.
 //
-//   bench_chrome_json [path] [megabytes] [--null-sink]
-//
-// Writes an X-heavy trace of about `megabytes` MB to `path` (default
-// /tmp/tt_chrome_json_bench.json, 200 MB) unless it exists, then reads it
-// five times with a sink that interns strings and tracks like a real builder
-// but keeps no events, and prints the best MB/s (file bytes / time).
-// --null-sink answers every sink call with a constant, which measures the
-// reader alone.
-#include <time.h>
+// Two sinks: "null" answers every call with a constant (the reader alone);
+// "counting" interns strings and tracks as a real builder does but keeps no
+// events. Moved here from tests/chrome_json/bench_chrome_json.cc, which took
+// a file and an MB count on its command line.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
-#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "ingest/chrome_json/reader.h"
@@ -130,58 +129,44 @@ void Generate(const std::string& path, uint64_t megabytes) {
   out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1000,\"args\":{\"name\":\"bench\"}}\n]}\n";
 }
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+// One generated file for the whole process, removed at exit.
+struct BenchFile {
+  std::string path;
+  uint64_t bytes = 0;
+};
+
+const BenchFile& File() {
+  // Never destroyed, so the exit handler can still read its path.
+  static const BenchFile* file = [] {
+    const std::string dir = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    auto* f = new BenchFile{dir + "/tt_micro_chrome_json_" + std::to_string(getpid()) + ".json"};
+    Generate(f->path, 16);
+    f->bytes = std::filesystem::file_size(f->path);
+    std::atexit([] { std::filesystem::remove(File().path); });
+    return f;
+  }();
+  return *file;
 }
 
-int Main(int argc, char** argv) {
-  bool null_sink = false;
-  std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--null-sink") {
-      null_sink = true;
-    } else {
-      args.emplace_back(argv[i]);
-    }
-  }
-  std::string path = args.size() > 0 ? args[0] : "/tmp/tt_chrome_json_bench.json";
-  uint64_t mb = args.size() > 1 ? std::stoull(args[1]) : 200;
-  if (!std::filesystem::exists(path)) {
-    std::fprintf(stderr, "generating %s (%llu MB)\n", path.c_str(),
-                 static_cast<unsigned long long>(mb));
-    Generate(path, mb);
-  }
-  const double size_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
-  double best = 0, best_cpu = 0;
-  for (int run = 0; run < 5; ++run) {
-    CountingSink sink(null_sink);
-    auto t0 = std::chrono::steady_clock::now();
-    double c0 = ThreadCpuSeconds();
-    absl::Status s = ReadChromeJson(path, "", &sink);
-    double cpu = ThreadCpuSeconds() - c0;
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+void BM_ReadChromeJson(benchmark::State& state) {
+  const BenchFile& file = File();
+  uint64_t events = 0;
+  for (auto _ : state) {
+    CountingSink sink(state.range(0) != 0);
+    absl::Status s = ReadChromeJson(file.path, "", &sink);
     if (!s.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
-      return 1;
+      state.SkipWithError(std::string(s.message()).c_str());
+      break;
     }
-    double rate = size_mb / secs;
-    best = std::max(best, rate);
-    best_cpu = std::max(best_cpu, size_mb / cpu);
-    std::printf("run %d: %.1f MB in %.3f s wall (%.3f s cpu) = %.0f MB/s wall, %.0f MB/s cpu, "
-                "%llu events (%.2f M events/s), checksum %lld\n",
-                run, size_mb, secs, cpu, rate, size_mb / cpu,
-                static_cast<unsigned long long>(sink.events),
-                static_cast<double>(sink.events) / secs / 1e6,
-                static_cast<long long>(sink.checksum));
+    events = sink.events;
+    benchmark::DoNotOptimize(sink.checksum);
   }
-  // CPU time excludes waiting for other processes on a shared machine.
-  std::printf("best: %.0f MB/s wall, %.0f MB/s single-core cpu time\n", best, best_cpu);
-  return 0;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file.bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+  state.counters["events"] = static_cast<double>(events);
 }
+BENCHMARK(BM_ReadChromeJson)->Arg(1)->Arg(0)->ArgName("null_sink")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace tracetable
 
-int main(int argc, char** argv) { return tracetable::Main(argc, argv); }
