@@ -252,6 +252,7 @@ absl::StatusOr<WindowResult> QueryWindow(const Table& table, const WindowRequest
     out.stats.tiles += part.stats.tiles;
     out.stats.bytes += part.stats.bytes;
   }
+  out.total_items = out.items.size();
   if (req.limit > 0 && out.items.size() > req.limit) {
     // Keep the earliest items across all tracks.
     std::vector<WindowItem> by_time = out.items;

@@ -49,6 +49,7 @@ struct WindowResult {
   uint64_t events = 0;
   uint64_t summaries = 0;
   bool truncated = false;
+  uint64_t total_items = 0;  // before the limit cut them
   ReadStats stats;
 };
 

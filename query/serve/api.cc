@@ -532,6 +532,18 @@ Reply WindowReply(const Table& t, const Params& p) {
                            "smaller window or a resolution above 0");
     }
     absl::StatusOr<WindowResult> res = QueryWindow(t, req);
+    // coarsen=1: an answer over the limit is asked again at a coarser
+    // resolution instead of being cut in time, so the client sees all of the
+    // window (a whole-trace view of 100M events is ~700k items at 2000 bins).
+    // Items per lane fall about in proportion, so one retry usually fits.
+    const bool coarsen = UintParam(p, "coarsen", 0, 1) == 1;
+    for (int tries = 0; coarsen && res.ok() && res->truncated && req.resolution > 0 && tries < 4;
+         ++tries) {
+      const double factor = 1.25 * static_cast<double>(res->total_items) / static_cast<double>(req.limit);
+      req.resolution = std::max<int64_t>(
+          req.resolution + 1, static_cast<int64_t>(static_cast<double>(req.resolution) * factor));
+      res = QueryWindow(t, req);
+    }
     if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
     std::string out;
     out.reserve(res->items.size() * 160 + 4096);

@@ -276,7 +276,10 @@
     const start = Math.max(S.full[0], w.start), end = Math.min(S.full[1], w.end);
     const req = { start, end, res: w.res, host: S.host, table: S.table.name, stale: false };
     const params = new URLSearchParams({
-      start_us: absUs(start), end_us: absUs(end), resolution_us: usText(w.res), limit: '400000',
+      // A coarser answer beats one cut short: a zoomed-out view of a huge
+      // trace would otherwise stop part way.
+      start_us: absUs(start), end_us: absUs(end), resolution_us: usText(w.res), limit: '250000',
+      coarsen: '1',
     });
     if (S.host) params.set('host', S.host);
     const url = `/api/tables/${encodeURIComponent(S.table.name)}/window?${params}`;

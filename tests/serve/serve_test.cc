@@ -276,6 +276,35 @@ TEST_F(ServeTest, WindowCapsAndGzip) {
   EXPECT_EQ(Canon(r->body), Canon(plain.body));
 }
 
+// coarsen=1: over the limit, the answer is the whole window at a coarser
+// resolution (exactly what a query at that resolution returns), not a cut.
+TEST_F(ServeTest, WindowCoarsensInsteadOfCutting) {
+  const Table& t = T("multi");
+  const int64_t s = t.meta().min_ts(), e = t.meta().max_end();
+  const std::string base = "/api/tables/multi/window?limit=40";  // at span / 2000
+  Got cut = Fetch(base);
+  ASSERT_EQ(cut.status, 200);
+  ASSERT_NE(cut.body.find("\"truncated\":true"), std::string::npos) << "the test needs a cut answer";
+  Got g = Fetch(base + "&coarsen=1");
+  ASSERT_EQ(g.status, 200) << g.body;
+  EXPECT_NE(g.body.find("\"truncated\":false"), std::string::npos);
+  const std::string key = "\"resolution_us\":";
+  const size_t at = g.body.rfind(key);
+  ASSERT_NE(at, std::string::npos);
+  const size_t from = at + key.size();
+  absl::StatusOr<NsPs> res = ParseMicros(g.body.substr(from, g.body.find(',', from) - from));
+  ASSERT_TRUE(res.ok());
+  const int64_t coarse = res->ns * 1000 + res->ps;
+  EXPECT_GT(coarse, (e - s) / 2000);
+  EXPECT_EQ(Canon(g.body), Canon(Direct(t, s, e, coarse)));
+  const size_t n = g.body.rfind("\"items\":");
+  ASSERT_NE(n, std::string::npos);
+  uint64_t items = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(g.body.substr(n + 8, g.body.find(',', n) - n - 8), &items));
+  EXPECT_GT(items, 0u);
+  EXPECT_LE(items, 40u);
+}
+
 TEST_F(ServeTest, BadRequestsNameTheParameter) {
   struct Case {
     std::string path;
