@@ -1,6 +1,7 @@
 #include "format/tile_codec.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "format/tracetable.pb.h"
@@ -28,6 +29,23 @@ bool ColumnFits(const Column& column, size_t n) {
   return column.empty() || static_cast<size_t>(column.size()) == n;
 }
 
+// The largest unit every time of the tile is a whole multiple of: traces
+// are mostly in whole ns or us, so times shrink by 3 to 6 decimal digits.
+uint64_t TimeUnit(const std::vector<TileRow>& rows, int64_t tile_start, bool summary) {
+  uint64_t unit = 0;
+  auto fold = [&unit](int64_t v) { unit = std::gcd(unit, static_cast<uint64_t>(v < 0 ? -v : v)); };
+  for (const TileRow& r : rows) {
+    fold(r.ts - tile_start);
+    fold(r.dur);
+    if (summary && r.count > 1) {
+      fold(static_cast<int64_t>(r.covered));
+      fold(r.longest_dur);
+    }
+    if (unit == 1) break;
+  }
+  return unit == 0 ? 1 : unit;
+}
+
 }  // namespace
 
 void FoldSummary(TileRow* agg, const TileRow& item) {
@@ -47,11 +65,14 @@ void FoldSummary(TileRow* agg, const TileRow& item) {
 std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
                        bool summary) {
   proto::Tile tile;
+  const uint64_t unit_u = TimeUnit(rows, tile_start, summary);
+  const int64_t unit = static_cast<int64_t>(unit_u);
+  if (unit > 1) tile.set_time_unit(unit_u);
   tile.mutable_ts_delta()->Reserve(static_cast<int>(rows.size()));
   int64_t prev_ts = tile_start;
   uint64_t prev_id = 0;
   for (const TileRow& r : rows) {
-    tile.add_ts_delta(r.ts - prev_ts);
+    tile.add_ts_delta((r.ts - prev_ts) / unit);
     prev_ts = r.ts;
   }
   // Summary rows have no id: they take delta 0 and do not move the base, so
@@ -68,7 +89,7 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
       prev_id = r.id;
     }
   }
-  PutColumn(rows, tile.mutable_dur(), [](const TileRow& r) { return static_cast<uint64_t>(r.dur); });
+  PutColumn(rows, tile.mutable_dur(), [unit](const TileRow& r) { return static_cast<uint64_t>(r.dur / unit); });
   PutColumn(rows, tile.mutable_name(), [](const TileRow& r) { return r.name; });
   PutColumn(rows, tile.mutable_cat(), [](const TileRow& r) { return r.cat; });
   PutColumn(rows, tile.mutable_lane(), [](const TileRow& r) { return r.lane; });
@@ -82,9 +103,9 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
     PutColumn(rows, tile.mutable_count(), [](const TileRow& r) { return r.count; });
     // For a single event both equal its duration; only summaries store them.
     PutColumn(rows, tile.mutable_covered(),
-              [](const TileRow& r) { return r.count > 1 ? r.covered : uint64_t{0}; });
-    PutColumn(rows, tile.mutable_longest_dur(), [](const TileRow& r) {
-      return r.count > 1 ? static_cast<uint64_t>(r.longest_dur) : uint64_t{0};
+              [unit_u](const TileRow& r) { return r.count > 1 ? r.covered / unit_u : uint64_t{0}; });
+    PutColumn(rows, tile.mutable_longest_dur(), [unit](const TileRow& r) {
+      return r.count > 1 ? static_cast<uint64_t>(r.longest_dur / unit) : uint64_t{0};
     });
   }
   return tile.SerializeAsString();
@@ -106,20 +127,21 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
       !ColumnFits(tile.covered(), n) || !ColumnFits(tile.longest_dur(), n)) {
     return absl::DataLossError(absl::StrCat("tile columns disagree in length (", n, " rows)"));
   }
+  const int64_t unit = tile.time_unit() == 0 ? 1 : static_cast<int64_t>(tile.time_unit());
   const size_t base = out->size();
   out->resize(base + n);
   int64_t ts = tile_start;
   uint64_t id = 0;
   for (size_t i = 0; i < n; ++i) {
     TileRow& r = (*out)[base + i];
-    ts += tile.ts_delta(i);
+    ts += tile.ts_delta(i) * unit;
     r.ts = ts;
     if (!tile.count().empty()) r.count = tile.count(i);
     if (!tile.id_delta().empty() && r.count <= 1) {
       id += static_cast<uint64_t>(tile.id_delta(i));
       r.id = id;
     }
-    if (!tile.dur().empty()) r.dur = static_cast<int64_t>(tile.dur(i));
+    if (!tile.dur().empty()) r.dur = static_cast<int64_t>(tile.dur(i)) * unit;
     if (!tile.name().empty()) r.name = tile.name(i);
     if (!tile.cat().empty()) r.cat = tile.cat(i);
     if (!tile.lane().empty()) r.lane = tile.lane(i);
@@ -129,8 +151,8 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
     if (!tile.flow_out().empty()) r.flow_out = tile.flow_out(i);
     if (!tile.flow_in().empty()) r.flow_in = tile.flow_in(i);
     if (!tile.value().empty()) r.value = tile.value(i);
-    if (!tile.covered().empty()) r.covered = tile.covered(i);
-    if (!tile.longest_dur().empty()) r.longest_dur = static_cast<int64_t>(tile.longest_dur(i));
+    if (!tile.covered().empty()) r.covered = tile.covered(i) * static_cast<uint64_t>(unit);
+    if (!tile.longest_dur().empty()) r.longest_dur = static_cast<int64_t>(tile.longest_dur(i)) * unit;
     if (r.count <= 1) {
       r.covered = static_cast<uint64_t>(r.dur);
       r.longest_dur = r.dur;
