@@ -158,6 +158,42 @@ TEST(TileCodec, StoresTimesInTheTilesUnit) {
   round_trip(rows, true, 1);
 }
 
+TEST(TileCodec, FewDistinctValuesAreBitPacked) {
+  std::vector<TileRow> rows;
+  for (int i = 0; i < 300; ++i) {
+    TileRow r;
+    r.ts = i * int64_t{1000};
+    r.id = i + 1;
+    r.cat = 7;                     // one value: no index at all
+    r.flags = i % 3 ? 0 : kFlagHasArgs;  // two values: 1 bit a row
+    r.lane = i % 40;               // too many values: plain varints
+    r.kind = static_cast<EventKind>(i % 6);
+    rows.push_back(r);
+  }
+  const std::string bytes = EncodeTile(rows, 0, /*summary=*/false);
+  proto::Tile tile;
+  ASSERT_TRUE(tile.ParseFromString(bytes));
+  EXPECT_TRUE(tile.has_cat_small());
+  EXPECT_TRUE(tile.cat_small().index().empty());
+  EXPECT_EQ(tile.flags_small().index().size(), (300u + 7) / 8);
+  EXPECT_FALSE(tile.has_lane_small());
+  EXPECT_EQ(tile.lane_size(), 300);
+  EXPECT_EQ(tile.kind_small().index().size(), (300u * 3 + 7) / 8);
+  std::vector<TileRow> back;
+  ASSERT_TRUE(DecodeTile(bytes, 0, &back).ok());
+  ASSERT_EQ(back.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(back[i].cat, rows[i].cat);
+    EXPECT_EQ(back[i].flags, rows[i].flags);
+    EXPECT_EQ(back[i].lane, rows[i].lane);
+    EXPECT_EQ(back[i].kind, rows[i].kind);
+  }
+  // An index pointing past the values is data loss, not a wrong row.
+  tile.mutable_kind_small()->mutable_values()->RemoveLast();
+  tile.mutable_kind_small()->mutable_values()->RemoveLast();
+  EXPECT_FALSE(DecodeTile(tile.SerializeAsString(), 0, &back).ok());
+}
+
 TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
   const std::vector<std::string> texts = {
       R"({"flops":4128617})", R"({"bytes":-134702,"name":"a\"b\u00e9","ok":true})",
