@@ -81,6 +81,9 @@ class Verifier {
       return Error(key, "tile of a track that does not exist");
     }
     if (tk.level >= t_.meta().num_levels()) return Error(key, "tile of a level that does not exist");
+    if (tk.section == TileSection::kSummaries && !HasSummaryTiles(tk.level)) {
+      return Error(key, "summary tile of a level that keeps none");
+    }
     std::vector<TileRow> rows;
     const int64_t start = t_.TileStart(tk);
     absl::Status s = DecodeTile(value, start, &rows);
