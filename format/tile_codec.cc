@@ -33,12 +33,12 @@ int IndexWidth(size_t values) {
   return w;
 }
 
-// Stores a uint32 column in `small` when it has few distinct values (an
+// Stores a uint32 column in small() when it has few distinct values (an
 // index of at most 4 bits a row instead of a varint of at least 8), else in
 // `plain`; a column of defaults only is left empty.
-template <typename Get>
+template <typename Small, typename Get>
 void PutUint32Column(const std::vector<TileRow>& rows, google::protobuf::RepeatedField<uint32_t>* plain,
-                     proto::SmallColumn* small, bool* has_small, Get get) {
+                     Small small_column, Get get) {
   uint32_t values[kMaxSmallValues];
   size_t n = 0;
   bool any = false;
@@ -56,7 +56,7 @@ void PutUint32Column(const std::vector<TileRow>& rows, google::protobuf::Repeate
     for (const TileRow& r : rows) plain->Add(get(r));
     return;
   }
-  *has_small = true;
+  proto::SmallColumn* small = small_column();
   for (size_t i = 0; i < n; ++i) small->add_values(values[i]);
   const int width = IndexWidth(n);
   if (width == 0) return;
@@ -170,22 +170,14 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
   }
   PutColumn(rows, tile.mutable_dur(), [unit](const TileRow& r) { return static_cast<uint64_t>(r.dur / unit); });
   PutColumn(rows, tile.mutable_name(), [](const TileRow& r) { return r.name; });
-  bool small = false;
-  PutUint32Column(rows, tile.mutable_cat(), tile.mutable_cat_small(), &small,
+  PutUint32Column(rows, tile.mutable_cat(), [&] { return tile.mutable_cat_small(); },
                   [](const TileRow& r) { return r.cat; });
-  if (!small) tile.clear_cat_small();
-  small = false;
-  PutUint32Column(rows, tile.mutable_lane(), tile.mutable_lane_small(), &small,
+  PutUint32Column(rows, tile.mutable_lane(), [&] { return tile.mutable_lane_small(); },
                   [](const TileRow& r) { return r.lane; });
-  if (!small) tile.clear_lane_small();
-  small = false;
-  PutUint32Column(rows, tile.mutable_kind(), tile.mutable_kind_small(), &small,
+  PutUint32Column(rows, tile.mutable_kind(), [&] { return tile.mutable_kind_small(); },
                   [](const TileRow& r) { return static_cast<uint32_t>(r.kind); });
-  if (!small) tile.clear_kind_small();
-  small = false;
-  PutUint32Column(rows, tile.mutable_flags(), tile.mutable_flags_small(), &small,
+  PutUint32Column(rows, tile.mutable_flags(), [&] { return tile.mutable_flags_small(); },
                   [](const TileRow& r) { return r.flags; });
-  if (!small) tile.clear_flags_small();
   PutColumn(rows, tile.mutable_flow_id(), [](const TileRow& r) { return r.flow_id; });
   PutColumn(rows, tile.mutable_flow_out(), [](const TileRow& r) { return r.flow_out; });
   PutColumn(rows, tile.mutable_flow_in(), [](const TileRow& r) { return r.flow_in; });
