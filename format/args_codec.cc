@@ -29,7 +29,19 @@ struct Field {
   ValueType type;
   std::string_view text;  // kString: between the quotes; kInt, kRaw: the value
   int64_t value = 0;
+  // Whitespace before the key, before ':', after ':' and after the value.
+  std::string_view gaps[4];
 };
+
+// Gaps of a layout are joined by a character whitespace never holds.
+constexpr char kGapSeparator = ',';
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t SkipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  return i;
+}
 
 // End of the string whose opening quote is at s[i]: the index past its
 // closing quote, or npos.
@@ -66,20 +78,30 @@ size_t ValueEnd(std::string_view s, size_t i) {
   return std::string_view::npos;
 }
 
-// Splits a compact flat object into fields. Returns false on anything that is
-// not `{"k":v,...}`; the caller also checks that rendering gives `json` back.
+// Splits a flat object into fields, with the whitespace around them.
+// Returns false on anything that is not `{"k":v,...}`; the caller also checks
+// that rendering gives `json` back.
 bool SplitObject(std::string_view json, std::vector<Field>* fields) {
   fields->clear();
   if (json.size() < 2 || json.front() != '{' || json.back() != '}') return false;
-  size_t i = 1;
   if (json.size() == 2) return true;
+  size_t i = 1;
   while (true) {
+    Field f;
+    size_t j = SkipSpace(json, i);
+    f.gaps[0] = json.substr(i, j - i);
+    i = j;
     if (i >= json.size() || json[i] != '"') return false;
     const size_t key_end = StringEnd(json, i);
-    if (key_end == std::string_view::npos || key_end >= json.size() || json[key_end] != ':') return false;
-    Field f;
+    if (key_end == std::string_view::npos) return false;
     f.key = json.substr(i + 1, key_end - i - 2);
-    i = key_end + 1;
+    j = SkipSpace(json, key_end);
+    f.gaps[1] = json.substr(key_end, j - key_end);
+    if (j >= json.size() || json[j] != ':') return false;
+    i = j + 1;
+    j = SkipSpace(json, i);
+    f.gaps[2] = json.substr(i, j - i);
+    i = j;
     if (i >= json.size()) return false;
     size_t end;
     if (json[i] == '"') {
@@ -89,7 +111,9 @@ bool SplitObject(std::string_view json, std::vector<Field>* fields) {
       f.text = json.substr(i + 1, end - i - 2);
     } else {
       end = ValueEnd(json, i);
-      if (end == std::string_view::npos || end == i) return false;
+      if (end == std::string_view::npos) return false;
+      while (end > i && IsSpace(json[end - 1])) --end;  // the gap after it
+      if (end == i) return false;
       f.text = json.substr(i, end - i);
       if (f.text == "true") {
         f.type = kTrue;
@@ -103,12 +127,24 @@ bool SplitObject(std::string_view json, std::vector<Field>* fields) {
         f.type = kRaw;
       }
     }
+    j = SkipSpace(json, end);
+    f.gaps[3] = json.substr(end, j - end);
     fields->push_back(f);
-    if (end >= json.size()) return false;
-    if (json[end] == '}') return end + 1 == json.size();
-    if (json[end] != ',') return false;
-    i = end + 1;
+    if (j >= json.size()) return false;
+    if (json[j] == '}') return j + 1 == json.size();
+    if (json[j] != ',') return false;
+    i = j + 1;
   }
+}
+
+// Appends field `i` of an object; `gaps` has its 4 gaps, or is empty for none.
+void AppendField(std::string* out, size_t i, std::string_view key, const std::string_view* gaps,
+                 std::string_view value, bool quoted) {
+  static constexpr std::string_view kNoGaps[4] = {};
+  if (gaps == nullptr) gaps = kNoGaps;
+  if (i > 0) out->push_back(',');
+  absl::StrAppend(out, Av(gaps[0]), "\"", Av(key), "\"", Av(gaps[1]), ":", Av(gaps[2]),
+                  quoted ? "\"" : "", Av(value), quoted ? "\"" : "", Av(gaps[3]));
 }
 
 void AppendVarint(std::string* out, uint64_t v) {
@@ -144,44 +180,56 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
     return true;
   };
   std::string json;
+  std::vector<std::string_view> gaps;
   for (uint32_t slot = 0; slot < kSlots; ++slot) {
     if (!(static_cast<uint8_t>(present[slot / 8]) & (1u << (slot % 8)))) continue;
     const bool render = want(slot);
-    uint64_t n;
-    if (!ReadVarint(shape, &pos, &n)) return absl::DataLossError("arguments record: bad shape");
+    uint64_t head;
+    if (!ReadVarint(shape, &pos, &head)) return absl::DataLossError("arguments record: bad shape");
     json.clear();
     std::string_view t;
-    if (n == 0) {
+    if (head == 0) {
       if (!text(&t)) return absl::DataLossError("arguments record: missing text");
       if (render) json.assign(t.data(), t.size());
     } else {
+      if (head == 1) return absl::DataLossError("arguments record: bad shape");
+      const uint64_t n = (head >> 1) - 1;
+      gaps.clear();
+      if (head & 1) {
+        uint64_t layout;
+        if (!ReadVarint(shape, &pos, &layout) || layout >= static_cast<uint64_t>(block.layouts_size())) {
+          return absl::DataLossError("arguments record: bad layout");
+        }
+        std::string_view rest = block.layouts(static_cast<int>(layout));
+        for (size_t cut; (cut = rest.find(kGapSeparator)) != std::string_view::npos;) {
+          gaps.push_back(rest.substr(0, cut));
+          rest.remove_prefix(cut + 1);
+        }
+        gaps.push_back(rest);
+        if (gaps.size() != 4 * n) return absl::DataLossError("arguments record: layout does not fit");
+      }
       if (render) json.push_back('{');
-      for (uint64_t f = 0; f + 1 < n; ++f) {
+      for (uint64_t f = 0; f < n; ++f) {
         uint64_t field;
         if (!ReadVarint(shape, &pos, &field) || (field >> 3) >= static_cast<uint64_t>(block.keys_size())) {
           return absl::DataLossError("arguments record: bad field");
         }
-        if (render) {
-          if (f > 0) json.push_back(',');
-          absl::StrAppend(&json, "\"", block.keys(static_cast<int>(field >> 3)), "\":");
-        }
+        const std::string_view* field_gaps = gaps.empty() ? nullptr : &gaps[4 * f];
+        const std::string_view key = block.keys(static_cast<int>(field >> 3));
         switch (static_cast<ValueType>(field & 7)) {
           case kInt:
             if (next_int >= block.ints_size()) return absl::DataLossError("arguments record: missing int");
-            if (render) absl::StrAppend(&json, block.ints(next_int));
+            if (render) AppendField(&json, f, key, field_gaps, absl::StrCat(block.ints(next_int)), false);
             ++next_int;
             break;
           case kString:
-            if (!text(&t)) return absl::DataLossError("arguments record: missing text");
-            if (render) absl::StrAppend(&json, "\"", Av(t), "\"");
-            break;
           case kRaw:
             if (!text(&t)) return absl::DataLossError("arguments record: missing text");
-            if (render) json.append(t.data(), t.size());
+            if (render) AppendField(&json, f, key, field_gaps, t, (field & 7) == kString);
             break;
-          case kTrue: if (render) json += "true"; break;
-          case kFalse: if (render) json += "false"; break;
-          case kNull: if (render) json += "null"; break;
+          case kTrue: if (render) AppendField(&json, f, key, field_gaps, "true", false); break;
+          case kFalse: if (render) AppendField(&json, f, key, field_gaps, "false", false); break;
+          case kNull: if (render) AppendField(&json, f, key, field_gaps, "null", false); break;
           default:
             return absl::DataLossError("arguments record: bad value type");
         }
@@ -203,26 +251,39 @@ std::string EncodeArgsBlock(const std::vector<ArgsEntry>& entries) {
   std::string present(kPresentBytes, '\0');
   std::string shape;
   absl::flat_hash_map<std::string_view, uint32_t> key_ids;
+  absl::flat_hash_map<std::string, uint32_t> layout_ids;
   std::vector<Field> fields;
   for (const ArgsEntry& e : entries) {
     present[e.slot / 8] = static_cast<char>(present[e.slot / 8] | (1u << (e.slot % 8)));
     bool columns = SplitObject(e.json, &fields);
+    std::string layout;
     if (columns) {
       std::string rendered = "{";
+      bool spaced = false;
       for (size_t i = 0; i < fields.size(); ++i) {
-        absl::StrAppend(&rendered, i ? "," : "", "\"", Av(fields[i].key), "\":",
-                        fields[i].type == kString ? "\"" : "", Av(fields[i].text),
-                        fields[i].type == kString ? "\"" : "");
+        const Field& f = fields[i];
+        AppendField(&rendered, i, f.key, f.gaps, f.text, f.type == kString);
+        for (int g = 0; g < 4; ++g) {
+          spaced |= !f.gaps[g].empty();
+          if (i + g > 0) layout.push_back(kGapSeparator);
+          layout.append(f.gaps[g].data(), f.gaps[g].size());
+        }
       }
       rendered += "}";
       columns = rendered == e.json;
+      if (!spaced) layout.clear();
     }
     if (!columns) {
       AppendVarint(&shape, 0);
       block.add_texts(e.json);
       continue;
     }
-    AppendVarint(&shape, fields.size() + 1);
+    AppendVarint(&shape, (fields.size() + 1) * 2 + (layout.empty() ? 0 : 1));
+    if (!layout.empty()) {
+      auto [it, inserted] = layout_ids.try_emplace(layout, block.layouts_size());
+      if (inserted) block.add_layouts(layout);
+      AppendVarint(&shape, it->second);
+    }
     for (const Field& f : fields) {
       auto [it, inserted] = key_ids.try_emplace(f.key, block.keys_size());
       if (inserted) block.add_keys(std::string(f.key));

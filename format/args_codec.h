@@ -2,12 +2,12 @@
 // objects of up to 256 consecutive event ids, and back.
 //
 // Contract: DecodeArgsBlock(EncodeArgsBlock(e)) == e byte for byte, whatever
-// the texts hold. An object that is flat and compact ({"k":v,...} with no
-// spaces) is stored as columns: keys interned per block, integers as zigzag
-// varints, strings and other values (numbers like 1.50, nested objects) as
-// their verbatim text. Anything whose canonical rendering would differ from
-// the input (whitespace, an integer written "+1" or "1e3") is stored as its
-// whole text instead, so nothing is ever normalized.
+// the texts hold. An object {"k":v,...} is stored as columns: keys interned
+// per block, integers as zigzag varints, strings and other values (numbers
+// like 1.50, nested objects) as their verbatim text, and its whitespace, if
+// any, as an interned layout. Anything whose rendering from the columns would
+// differ from the input is stored as its whole text instead, so nothing is
+// ever normalized.
 #ifndef TRACETABLE_FORMAT_ARGS_CODEC_H_
 #define TRACETABLE_FORMAT_ARGS_CODEC_H_
 

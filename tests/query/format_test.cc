@@ -200,10 +200,13 @@ TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
       R"({})", R"({"x":1.50,"y":1e3,"z":007,"w":-0,"v":+1})", R"({"n":null,"f":false})",
       R"({"nested":{"a":[1,{"b":"}"}]},"list":[1,2,"]"]})", R"({ "spaced": 1 })",
       R"({"big":9223372036854775807,"bigger":9223372036854775808})", R"({"dup":1,"dup":2})",
-      R"({"s":"","e":"\\"})", R"(not json)", R"({"a":1,})", R"({"a"})", R"({"a":})"};
+      R"({"s":"","e":"\\"})", R"(not json)", R"({"a":1,})", R"({"a"})", R"({"a":})",
+      "{\n  \"External id\": 3073,\"Ev Idx\": 0, \"Seq\" :\t\"x y\" ,\"v\":[1, 2]\n}",
+      "{\n  \"External id\": 3074,\"Ev Idx\": 1, \"Seq\" :\t\"z\" ,\"v\":[3]\n}", "{ }",
+      "{\"a\":1 ,}", "{\"a\": 1\r\n}"};
   std::vector<ArgsEntry> entries;
   for (size_t i = 0; i < texts.size(); ++i) {
-    entries.push_back(ArgsEntry{static_cast<uint32_t>(i * 17), texts[i]});
+    entries.push_back(ArgsEntry{static_cast<uint32_t>(i * 13), texts[i]});
   }
   entries.push_back(ArgsEntry{255, R"({"flops":1})"});
   const std::string bytes = EncodeArgsBlock(entries);
@@ -221,6 +224,8 @@ TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
   ASSERT_TRUE(block.ParseFromString(bytes));
   EXPECT_EQ(block.ints(0), 4128617);
   EXPECT_EQ(block.keys(0), "flops");
+  // Spaced objects are columns too; the two of one shape share a layout.
+  EXPECT_EQ(block.layouts_size(), 3);
   EXPECT_FALSE(DecodeArgsBlock("\xff\xff", &back).ok());
   block.add_ints(5);  // more values than the shape uses
   EXPECT_FALSE(DecodeArgsBlock(block.SerializeAsString(), &back).ok());
