@@ -253,12 +253,13 @@ std::string EncodeArgsBlock(const std::vector<ArgsEntry>& entries) {
   absl::flat_hash_map<std::string_view, uint32_t> key_ids;
   absl::flat_hash_map<std::string, uint32_t> layout_ids;
   std::vector<Field> fields;
+  std::string rendered, layout;  // reused: one of each per entry would allocate
   for (const ArgsEntry& e : entries) {
     present[e.slot / 8] = static_cast<char>(present[e.slot / 8] | (1u << (e.slot % 8)));
     bool columns = SplitObject(e.json, &fields);
-    std::string layout;
+    layout.clear();
     if (columns) {
-      std::string rendered = "{";
+      rendered.assign("{");
       bool spaced = false;
       for (size_t i = 0; i < fields.size(); ++i) {
         const Field& f = fields[i];

@@ -42,13 +42,17 @@ void PutUint32Column(const std::vector<TileRow>& rows, google::protobuf::Repeate
   uint32_t values[kMaxSmallValues];
   size_t n = 0;
   bool any = false;
-  for (const TileRow& r : rows) {
-    const uint32_t v = get(r);
+  std::vector<uint8_t> indexes(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint32_t v = get(rows[i]);
     any |= v != 0;
-    if (n <= kMaxSmallValues && std::find(values, values + n, v) == values + n) {
+    if (n > kMaxSmallValues) continue;
+    const size_t at = std::find(values, values + n, v) - values;
+    if (at == n) {
       if (n < kMaxSmallValues) values[n] = v;
       ++n;
     }
+    indexes[i] = static_cast<uint8_t>(at);
   }
   if (!any) return;
   if (n > kMaxSmallValues) {
@@ -62,8 +66,7 @@ void PutUint32Column(const std::vector<TileRow>& rows, google::protobuf::Repeate
   if (width == 0) return;
   std::string index((rows.size() * width + 7) / 8, '\0');
   size_t bit = 0;
-  for (const TileRow& r : rows) {
-    const uint32_t idx = static_cast<uint32_t>(std::find(values, values + n, get(r)) - values);
+  for (const uint8_t idx : indexes) {
     for (int b = 0; b < width; ++b, ++bit) {
       if (idx & (1u << b)) index[bit / 8] = static_cast<char>(index[bit / 8] | (1u << (bit % 8)));
     }
