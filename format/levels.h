@@ -5,9 +5,8 @@
 // class: the largest k with Resolution(k) <= d (class 0 for d < 1 ns). Level k
 // also has summary tiles (if HasSummaryTiles(k)): for every bin of width
 // Resolution(k), per lane and kind, the groups of two or more events shorter
-// than Resolution(k). Each
-// event is stored once, at a storage level >= its class
-// (store/track_writer.h).
+// than Resolution(k). Each event is stored once, at a storage level >= its
+// class (store/track_writer.h).
 //
 // A query at resolution R reads level L = LevelForResolution(R): the events
 // stored at levels >= S and the summaries of level S, S = SummarySource(L)

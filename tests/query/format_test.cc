@@ -72,6 +72,15 @@ TEST(Levels, ClassesAndResolutions) {
   EXPECT_EQ(DurationClass(Resolution(2), 20), 2);
   EXPECT_EQ(DurationClass(INT64_MAX, 12), 11);
   EXPECT_EQ(LevelForResolution(0, 20), 0);
+  // A query's summary source keeps summary tiles and is its level or the
+  // one below, whose bins nest in the query's.
+  for (int level = 1; level < kMaxLevels; ++level) {
+    const int src = SummarySource(level);
+    EXPECT_TRUE(HasSummaryTiles(src)) << level;
+    EXPECT_TRUE(src == level || src == level - 1) << level;
+  }
+  EXPECT_FALSE(HasSummaryTiles(3));
+  EXPECT_EQ(SummarySource(0), 0);
   EXPECT_GE(Resolution(NumLevelsForSpan(int64_t{1} << 45) - 1), int64_t{1} << 45);
   EXPECT_EQ(NumLevelsForSpan(INT64_MAX), kMaxLevels);
 }
