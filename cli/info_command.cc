@@ -4,6 +4,7 @@
 #include <map>
 
 #include "leveldb/db.h"
+#include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/tile_codec.h"
 
@@ -169,9 +170,9 @@ void PrintLevels(const Table& t) {
         for (const TileRow& r : rows) a.single += r.count == 1;
       }
     } else if (!key.empty() && key[0] == kArgsPrefix) {
-      proto::ArgsBlock block;
-      if (block.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
-        args += block.slot_size();
+      std::vector<ArgsEntry> entries;
+      if (DecodeArgsBlock(std::string_view(it->value().data(), it->value().size()), &entries).ok()) {
+        args += entries.size();
       }
       args_bytes += it->key().size() + it->value().size();
     }

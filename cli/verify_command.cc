@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
+#include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/tile_codec.h"
@@ -55,17 +56,12 @@ class Verifier {
       case kTilePrefix:
         return CheckTile(key, value);
       case kArgsPrefix: {
-        proto::ArgsBlock a;
-        if (key.size() != 9 || !a.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
-            a.slot_size() != a.json_size()) {
-          return Error(key, "arguments record does not parse");
+        std::vector<ArgsEntry> entries;
+        if (key.size() != 9) return Error(key, "arguments record with a malformed key");
+        if (absl::Status s = DecodeArgsBlock(value, &entries); !s.ok()) {
+          return Error(key, std::string(s.message()));
         }
-        for (int i = 0; i < a.slot_size(); ++i) {
-          if (a.slot(i) >= (1u << kArgsBlockShift) || (i > 0 && a.slot(i) <= a.slot(i - 1))) {
-            return Error(key, "arguments record has slots out of order");
-          }
-        }
-        args_ += a.slot_size();
+        args_ += entries.size();
         return;
       }
       case kStringPrefix:
@@ -85,6 +81,9 @@ class Verifier {
       return Error(key, "tile of a track that does not exist");
     }
     if (tk.level >= t_.meta().num_levels()) return Error(key, "tile of a level that does not exist");
+    if (tk.section == TileSection::kSummaries && !HasSummaryTiles(tk.level)) {
+      return Error(key, "summary tile of a level that keeps none");
+    }
     std::vector<TileRow> rows;
     const int64_t start = t_.TileStart(tk);
     absl::Status s = DecodeTile(value, start, &rows);

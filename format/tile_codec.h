@@ -2,8 +2,12 @@
 //
 // Rows are columnar and delta-varint coded: ts as zigzag deltas from the
 // previous row (the first from the tile start), ids as zigzag deltas, other
-// columns as plain varints. A column whose rows all hold the default value is
-// left empty, so a tile of plain slices pays nothing for flows or counters.
+// columns as plain varints. Times count units of the tile's time unit (the
+// gcd of its offsets and durations: whole ns or us in most traces), and the
+// columns with at most 16 distinct values in the tile (cat, lane, kind,
+// flags) are bit-packed indexes into those values. A column whose rows all
+// hold the default value is left empty, so a tile of plain slices pays
+// nothing for flows or counters.
 #ifndef TRACETABLE_FORMAT_TILE_CODEC_H_
 #define TRACETABLE_FORMAT_TILE_CODEC_H_
 

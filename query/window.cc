@@ -77,10 +77,12 @@ class TrackQuery {
       if (!inserted) FoldSummary(&it->second, r);
     };
 
-    // Events stored at levels >= level_: long ones, and short ones alone in
-    // their group at level_ (store/track_writer.h). Short ones are read over
-    // the whole bins they group into.
-    for (int c = level_; c < info.classes_size(); ++c) {
+    // Events stored at levels >= src: long ones, and short ones alone in
+    // their group at src (store/track_writer.h). Short ones are read over
+    // the whole bins they group into. src's bins nest in Q's, so its
+    // summaries fold into Q groups exactly.
+    const int src = SummarySource(level_);
+    for (int c = src; c < info.classes_size(); ++c) {
       const proto::ClassExtent& ext = info.classes(c);
       if (ext.count() == 0 || ext.max_end() < qfirst_ts || ext.min_ts() > qlast_ts) continue;
       const int64_t from = std::min(req_.start - ext.max_dur(), qfirst_ts);
@@ -102,7 +104,7 @@ class TrackQuery {
     if (level_ == 0) return absl::OkStatus();
 
     rows.clear();
-    if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, level_, qfirst_ts, qlast_ts,
+    if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, src, qfirst_ts, qlast_ts,
                                       &rows, &out_->stats);
         !s.ok()) {
       return s;
@@ -121,11 +123,13 @@ class TrackQuery {
     // Above level 0, whole bins: a bin's first/min/max/last are only right
     // for the whole bin. Samples alone in their level bin are stored at a
     // level >= level_; bins of several keep their picks in the summaries.
+    // Picks of src's bins hold the picks of the Q bins they nest in.
     const int64_t base = t_.meta().min_ts();
     const int64_t from = level_ == 0 ? req_.start : base + FloorDiv(req_.start - base, q_) * q_;
     const int64_t to = level_ == 0 ? req_.end : base + (FloorDiv(req_.end - base, q_) + 1) * q_ - 1;
     const proto::Track& info = t_.resources().tracks(track);
-    for (int c = level_; c < info.classes_size(); ++c) {
+    const int src = SummarySource(level_);
+    for (int c = src; c < info.classes_size(); ++c) {
       const proto::ClassExtent& ext = info.classes(c);
       // Sections ending before `from` may hold the sample in effect at it.
       if (ext.count() == 0 || ext.min_ts() > to) continue;
@@ -135,7 +139,7 @@ class TrackQuery {
       }
     }
     if (level_ > 0) {
-      if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, level_, from, to, &rows,
+      if (absl::Status s = t_.ReadTiles(track, TileSection::kSummaries, src, from, to, &rows,
                                         &out_->stats);
           !s.ok()) {
         return s;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "format/args_codec.h"
 #include "format/levels.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
@@ -132,12 +133,11 @@ absl::StatusOr<std::string> Table::Args(uint64_t event_id) const {
   leveldb::Status s = db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value);
   if (!s.ok() && !s.IsNotFound()) return absl::DataLossError(s.ToString());
   if (s.ok()) {
-    proto::ArgsBlock args;
-    if (!args.ParseFromString(value) || args.slot_size() != args.json_size()) {
-      return absl::DataLossError(absl::StrCat(path_, ": corrupt arguments record ", block));
-    }
-    for (int i = 0; i < args.slot_size(); ++i) {
-      if (args.slot(i) == slot) return args.json(i);
+    absl::StatusOr<std::string> json = FindArgs(value, slot);
+    if (json.ok()) return json;
+    if (!absl::IsNotFound(json.status())) {
+      return absl::DataLossError(absl::StrCat(path_, ": arguments record ", block, ": ",
+                                              json.status().message()));
     }
   }
   return absl::NotFoundError(absl::StrCat("event ", event_id, " has no arguments"));

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
+#include "format/args_codec.h"
 #include "format/time.h"
 #include "format/keys.h"
 #include "format/levels.h"
@@ -293,19 +294,18 @@ absl::Status TableBuilder::Add(const Event& e) {
 
 absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
   const uint64_t block = id >> kArgsBlockShift;
-  if (block != args_block_ && args_.slot_size() > 0) {
+  if (block != args_block_ && !args_.empty()) {
     if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
   }
   args_block_ = block;
-  args_.add_slot(static_cast<uint32_t>(id - (block << kArgsBlockShift)));
-  args_.add_json(std::string(json));
+  args_.push_back(ArgsEntry{static_cast<uint32_t>(id - (block << kArgsBlockShift)), std::string(json)});
   return absl::OkStatus();
 }
 
 absl::Status TableBuilder::FlushArgsBlock() {
-  if (args_.slot_size() == 0) return absl::OkStatus();
-  std::string value = args_.SerializeAsString();
-  args_.Clear();
+  if (args_.empty()) return absl::OkStatus();
+  std::string value = EncodeArgsBlock(args_);
+  args_.clear();
   return Put(ArgsBlockKey(args_block_), std::move(value));
 }
 
@@ -327,31 +327,40 @@ absl::Status TableBuilder::FlushBatch() {
 // Rare (an E with arguments): reads and rewrites whole blocks.
 absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   if (absl::Status s = FlushBatch(); !s.ok()) return s;
-  auto load = [this](uint64_t block) {
-    proto::ArgsBlock b;
+  auto load = [this](uint64_t block, std::vector<ArgsEntry>* entries) -> absl::Status {
+    entries->clear();
     std::string value;
-    if (db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value).ok()) b.ParseFromString(value);
-    return b;
+    leveldb::Status s = db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value);
+    if (s.IsNotFound()) return absl::OkStatus();
+    if (!s.ok()) return FromLevelDb(s, "reading arguments");
+    return DecodeArgsBlock(value, entries);
   };
-  auto take = [](proto::ArgsBlock* b, uint32_t slot, bool erase) {
-    for (int i = 0; i < b->slot_size(); ++i) {
-      if (b->slot(i) != slot) continue;
-      std::string json = b->json(i);
-      if (erase) {
-        b->mutable_slot()->erase(b->mutable_slot()->begin() + i);
-        b->mutable_json()->erase(b->mutable_json()->begin() + i);
-      }
+  auto take = [](std::vector<ArgsEntry>* b, uint32_t slot) {
+    for (auto it = b->begin(); it != b->end(); ++it) {
+      if (it->slot != slot) continue;
+      std::string json = std::move(it->json);
+      b->erase(it);
       return json;
     }
     return std::string();
   };
   const uint64_t from_block = from >> kArgsBlockShift, into_block = into >> kArgsBlockShift;
   const uint32_t mask = (1u << kArgsBlockShift) - 1;
-  proto::ArgsBlock fb = load(from_block);
-  const std::string extra = take(&fb, static_cast<uint32_t>(from & mask), true);
-  if (from_block != into_block) batch_->Put(ArgsBlockKey(from_block), fb.SerializeAsString());
-  proto::ArgsBlock ib = from_block == into_block ? fb : load(into_block);
-  std::string merged = take(&ib, static_cast<uint32_t>(into & mask), true);
+  std::vector<ArgsEntry> fb, ib;
+  if (absl::Status s = load(from_block, &fb); !s.ok()) return s;
+  const std::string extra = take(&fb, static_cast<uint32_t>(from & mask));
+  if (from_block != into_block) {
+    if (fb.empty()) {
+      batch_->Delete(ArgsBlockKey(from_block));
+    } else {
+      batch_->Put(ArgsBlockKey(from_block), EncodeArgsBlock(fb));
+    }
+    if (absl::Status s = load(into_block, &ib); !s.ok()) return s;
+  } else {
+    ib = std::move(fb);
+  }
+  const uint32_t slot = static_cast<uint32_t>(into & mask);
+  std::string merged = take(&ib, slot);
   if (merged.size() < 2) {
     merged = extra;
   } else if (extra.size() > 2) {
@@ -363,19 +372,9 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
     bool empty_head = head.find_first_not_of(" \t\r\n{") == std::string::npos;
     merged = absl::StrCat(head, empty_head ? "" : ",", extra.substr(open + 1));
   }
-  // Re-insert in slot order.
-  const uint32_t slot = static_cast<uint32_t>(into & mask);
-  int pos = 0;
-  while (pos < ib.slot_size() && ib.slot(pos) < slot) ++pos;
-  ib.mutable_slot()->Add(0);
-  ib.mutable_json()->Add(std::string());
-  for (int i = ib.slot_size() - 1; i > pos; --i) {
-    ib.set_slot(i, ib.slot(i - 1));
-    ib.mutable_json(i)->swap(*ib.mutable_json(i - 1));
-  }
-  ib.set_slot(pos, slot);
-  ib.set_json(pos, merged);
-  batch_->Put(ArgsBlockKey(into_block), ib.SerializeAsString());
+  auto pos = std::find_if(ib.begin(), ib.end(), [slot](const ArgsEntry& e) { return e.slot > slot; });
+  ib.insert(pos, ArgsEntry{slot, std::move(merged)});
+  batch_->Put(ArgsBlockKey(into_block), EncodeArgsBlock(ib));
   return absl::OkStatus();
 }
 

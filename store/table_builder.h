@@ -32,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "format/args_codec.h"
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
 #include "store/external_sorter.h"
@@ -143,7 +144,7 @@ class TableBuilder : public EventSink {
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> events_added_{0};
   uint64_t args_block_ = 0;       // block of `args_`
-  proto::ArgsBlock args_;         // arguments of the block being filled
+  std::vector<ArgsEntry> args_;   // arguments of the block being filled
   std::array<uint64_t, 32> kind_counts_{};  // by EventKind
   std::vector<uint64_t> input_events_;
   BuildStats stats_;

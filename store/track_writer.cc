@@ -162,6 +162,7 @@ absl::Status TrackWriter::CloseCounterBin(int k, std::vector<TileRow>& candidate
 }
 
 absl::Status TrackWriter::AppendRow(int k, bool summary, const TileRow& row) {
+  if (summary && !HasSummaryTiles(k)) return absl::OkStatus();
   Level& tile = summary ? levels_[k] : event_tiles_[k];
   // Never cut between rows of one timestamp: tile keys hold the first row's
   // start and must be unique.

@@ -1,7 +1,8 @@
 // Turns the time-sorted events of one track into tiles.
 //
-// Summaries: every level k >= 1 gets summary tiles with, per bin of
-// Resolution(k) and per (kind, lane), the events shorter than Resolution(k).
+// Summaries: every level k >= 1 groups, per bin of Resolution(k) and per
+// (kind, lane), the events shorter than Resolution(k); the levels that
+// HasSummaryTiles (format/levels.h) write the groups as summary tiles.
 // They are built bottom-up: a closed bin of level k is folded into level
 // k + 1, so each event is aggregated once, not once per level.
 //

@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <random>
 
+#include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/tile_codec.h"
 #include "format/time.h"
+#include "format/tracetable.pb.h"
 #include "gtest/gtest.h"
 #include "store/table.h"
 #include "store/table_builder.h"
@@ -70,6 +72,15 @@ TEST(Levels, ClassesAndResolutions) {
   EXPECT_EQ(DurationClass(Resolution(2), 20), 2);
   EXPECT_EQ(DurationClass(INT64_MAX, 12), 11);
   EXPECT_EQ(LevelForResolution(0, 20), 0);
+  // A query's summary source keeps summary tiles and is its level or the
+  // one below, whose bins nest in the query's.
+  for (int level = 1; level < kMaxLevels; ++level) {
+    const int src = SummarySource(level);
+    EXPECT_TRUE(HasSummaryTiles(src)) << level;
+    EXPECT_TRUE(src == level || src == level - 1) << level;
+  }
+  EXPECT_FALSE(HasSummaryTiles(3));
+  EXPECT_EQ(SummarySource(0), 0);
   EXPECT_GE(Resolution(NumLevelsForSpan(int64_t{1} << 45) - 1), int64_t{1} << 45);
   EXPECT_EQ(NumLevelsForSpan(INT64_MAX), kMaxLevels);
 }
@@ -112,6 +123,121 @@ TEST(TileCodec, RoundTripsEveryColumn) {
     EXPECT_EQ(back[i].longest_dur, rows[i].longest_dur);
   }
   EXPECT_FALSE(DecodeTile("\xff\xff\xff", 0, &back).ok());
+}
+
+TEST(TileCodec, StoresTimesInTheTilesUnit) {
+  // Whole microseconds but for one row: the unit is the gcd, 1 ns here.
+  std::vector<TileRow> rows;
+  for (int i = 0; i < 100; ++i) {
+    TileRow r;
+    r.ts = 5'000'000 + i * int64_t{3'000'000};
+    r.dur = (i % 7) * int64_t{1'000'000};
+    r.id = i + 1;
+    rows.push_back(r);
+  }
+  rows[50].dur = 2'001'000;
+  auto round_trip = [](const std::vector<TileRow>& in, bool summary, uint64_t unit) {
+    const std::string bytes = EncodeTile(in, in.front().ts, summary);
+    proto::Tile tile;
+    ASSERT_TRUE(tile.ParseFromString(bytes));
+    EXPECT_EQ(tile.time_unit(), unit == 1 ? 0 : unit);  // 1 ps is the default
+    std::vector<TileRow> back;
+    ASSERT_TRUE(DecodeTile(bytes, in.front().ts, &back).ok());
+    ASSERT_EQ(back.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ(back[i].ts, in[i].ts) << i;
+      EXPECT_EQ(back[i].dur, in[i].dur) << i;
+      EXPECT_EQ(back[i].covered, in[i].covered) << i;
+      EXPECT_EQ(back[i].longest_dur, in[i].longest_dur) << i;
+    }
+  };
+  for (TileRow& r : rows) r.covered = r.longest_dur = r.dur;
+  round_trip(rows, false, 1000);
+  rows[50].dur = 2'000'000;
+  rows[50].covered = rows[50].longest_dur = rows[50].dur;
+  round_trip(rows, false, 1'000'000);
+  // Summary rows: covered and longest count too (here 500 ns).
+  rows[10].count = 3;
+  rows[10].id = 0;
+  rows[10].covered = 1'500'000;
+  rows[10].longest_dur = 500'000;
+  round_trip(rows, true, 500'000);
+  // Sub-ns (XSpace ps offsets) stay exact.
+  rows[20].ts += 7;
+  round_trip(rows, true, 1);
+}
+
+TEST(TileCodec, FewDistinctValuesAreBitPacked) {
+  std::vector<TileRow> rows;
+  for (int i = 0; i < 300; ++i) {
+    TileRow r;
+    r.ts = i * int64_t{1000};
+    r.id = i + 1;
+    r.cat = 7;                     // one value: no index at all
+    r.flags = i % 3 ? 0 : kFlagHasArgs;  // two values: 1 bit a row
+    r.lane = i % 40;               // too many values: plain varints
+    r.kind = static_cast<EventKind>(i % 6);
+    rows.push_back(r);
+  }
+  const std::string bytes = EncodeTile(rows, 0, /*summary=*/false);
+  proto::Tile tile;
+  ASSERT_TRUE(tile.ParseFromString(bytes));
+  EXPECT_TRUE(tile.has_cat_small());
+  EXPECT_TRUE(tile.cat_small().index().empty());
+  EXPECT_EQ(tile.flags_small().index().size(), (300u + 7) / 8);
+  EXPECT_FALSE(tile.has_lane_small());
+  EXPECT_EQ(tile.lane_size(), 300);
+  EXPECT_EQ(tile.kind_small().index().size(), (300u * 3 + 7) / 8);
+  std::vector<TileRow> back;
+  ASSERT_TRUE(DecodeTile(bytes, 0, &back).ok());
+  ASSERT_EQ(back.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(back[i].cat, rows[i].cat);
+    EXPECT_EQ(back[i].flags, rows[i].flags);
+    EXPECT_EQ(back[i].lane, rows[i].lane);
+    EXPECT_EQ(back[i].kind, rows[i].kind);
+  }
+  // An index pointing past the values is data loss, not a wrong row.
+  tile.mutable_kind_small()->mutable_values()->RemoveLast();
+  tile.mutable_kind_small()->mutable_values()->RemoveLast();
+  EXPECT_FALSE(DecodeTile(tile.SerializeAsString(), 0, &back).ok());
+}
+
+TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
+  const std::vector<std::string> texts = {
+      R"({"flops":4128617})", R"({"bytes":-134702,"name":"a\"b\u00e9","ok":true})",
+      R"({})", R"({"x":1.50,"y":1e3,"z":007,"w":-0,"v":+1})", R"({"n":null,"f":false})",
+      R"({"nested":{"a":[1,{"b":"}"}]},"list":[1,2,"]"]})", R"({ "spaced": 1 })",
+      R"({"big":9223372036854775807,"bigger":9223372036854775808})", R"({"dup":1,"dup":2})",
+      R"({"s":"","e":"\\"})", R"(not json)", R"({"a":1,})", R"({"a"})", R"({"a":})",
+      "{\n  \"External id\": 3073,\"Ev Idx\": 0, \"Seq\" :\t\"x y\" ,\"v\":[1, 2]\n}",
+      "{\n  \"External id\": 3074,\"Ev Idx\": 1, \"Seq\" :\t\"z\" ,\"v\":[3]\n}", "{ }",
+      "{\"a\":1 ,}", "{\"a\": 1\r\n}"};
+  std::vector<ArgsEntry> entries;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    entries.push_back(ArgsEntry{static_cast<uint32_t>(i * 13), texts[i]});
+  }
+  entries.push_back(ArgsEntry{255, R"({"flops":1})"});
+  const std::string bytes = EncodeArgsBlock(entries);
+  std::vector<ArgsEntry> back;
+  ASSERT_TRUE(DecodeArgsBlock(bytes, &back).ok());
+  EXPECT_EQ(back, entries);
+  for (const ArgsEntry& e : entries) {
+    auto one = FindArgs(bytes, e.slot);
+    ASSERT_TRUE(one.ok()) << e.slot;
+    EXPECT_EQ(*one, e.json);
+  }
+  EXPECT_TRUE(absl::IsNotFound(FindArgs(bytes, 1).status()));
+  // Flat objects are columns: keys once per block, integers as varints.
+  proto::ArgsBlock block;
+  ASSERT_TRUE(block.ParseFromString(bytes));
+  EXPECT_EQ(block.ints(0), 4128617);
+  EXPECT_EQ(block.keys(0), "flops");
+  // Spaced objects are columns too; the two of one shape share a layout.
+  EXPECT_EQ(block.layouts_size(), 3);
+  EXPECT_FALSE(DecodeArgsBlock("\xff\xff", &back).ok());
+  block.add_ints(5);  // more values than the shape uses
+  EXPECT_FALSE(DecodeArgsBlock(block.SerializeAsString(), &back).ok());
 }
 
 class BuilderTest : public ::testing::Test {
