@@ -45,6 +45,7 @@ int IngestMain(int argc, char** argv);
 int InfoMain(int argc, char** argv);
 int QueryMain(int argc, char** argv);
 int ExportMain(int argc, char** argv);
+int SearchMain(int argc, char** argv);
 int VerifyMain(int argc, char** argv);
 int BenchQueriesMain(int argc, char** argv);
 int ServeMain(int argc, char** argv);

@@ -33,6 +33,12 @@ std::string InfoJson(const Table& t, uint64_t disk) {
                   ",\"max_depth\":", m.max_depth(), ",\"strings\":", m.num_strings(),
                   ",\"bytes_on_disk\":", disk,
                   ",\"bytes_per_event\":", m.num_events() ? double(disk) / m.num_events() : 0.0);
+  if (m.has_search_index()) {
+    absl::StrAppend(&out, ",\"search_index\":{\"postings\":", m.search_index().postings(),
+                    ",\"chunks\":", m.search_index().chunks(), ",\"bytes\":", m.search_index().bytes(), "}");
+  } else {
+    out += ",\"search_index\":null";
+  }
   out += ",\"phase_counts\":{";
   bool first = true;
   for (const auto& [k, v] : m.phase_counts()) {
@@ -118,6 +124,14 @@ void PrintText(const Table& t, uint64_t disk) {
             << "  size      " << HumanBytes(disk) << " ("
             << (m.num_events() ? double(disk) / m.num_events() : 0) << " bytes/event)\n"
             << "  strings   " << m.num_strings() << "\n";
+  if (m.has_search_index()) {
+    const proto::SearchIndexInfo& si = m.search_index();
+    std::cout << "  search    index of " << si.postings() << " (name, tile) postings in " << si.chunks()
+              << " chunks, " << HumanBytes(si.bytes()) << " before compression ("
+              << (m.num_events() ? double(si.bytes()) / m.num_events() : 0) << " bytes/event)\n";
+  } else {
+    std::cout << "  search    no index (written before it existed): search scans the events\n";
+  }
   std::cout << "  phases   ";
   for (const auto& [k, v] : m.phase_counts()) std::cout << " " << k << "=" << v;
   std::cout << "\n";

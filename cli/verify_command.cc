@@ -64,6 +64,9 @@ class Verifier {
         args_ += entries.size();
         return;
       }
+      case kSearchTilesPrefix:
+      case kSearchPrefix:
+        return CheckSearchIndex(key, value);
       case kStringPrefix:
       case 'M':
       case 'R':
@@ -120,7 +123,52 @@ class Verifier {
     }
   }
 
+  void CheckSearchIndex(const std::string& key, std::string_view value) {
+    if (!t_.meta().has_search_index()) return Error(key, "search index record, but the metadata has no index");
+    if (key[0] == kSearchTilesPrefix) {
+      proto::SearchTiles d;
+      if (key.size() != 5 || !d.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+          d.track_size() != d.start_delta_size() || d.level_size() != d.start_delta_size() ||
+          d.reach_size() != d.start_delta_size() || d.last_size() != d.start_delta_size()) {
+        return Error(key, "search directory block does not parse");
+      }
+      if (GetBigEndian32(key.data() + 1) != search_tiles_ >> kSearchTilesBlockShift) {
+        return Error(key, "search directory block out of sequence");
+      }
+      search_tiles_ += d.start_delta_size();
+      return;
+    }
+    proto::SearchPostings c;
+    if (key.size() != 9 || !c.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
+        c.carried() >= static_cast<uint32_t>(c.rank_delta_size())) {
+      return Error(key, "search postings chunk does not parse");
+    }
+    uint64_t rank = 0;
+    for (int i = 0; i < c.rank_delta_size(); ++i) {
+      if (i > 0 && c.rank_delta(i) == 0) return Error(key, "search postings out of order");
+      rank += c.rank_delta(i);
+      if (i == static_cast<int>(c.carried()) && rank != GetBigEndian32(key.data() + 5)) {
+        return Error(key, "search postings chunk key does not match its first posting");
+      }
+    }
+    max_rank_ = std::max(max_rank_, rank);
+    ++search_chunks_;
+    search_postings_ += c.rank_delta_size() - c.carried();
+  }
+
+  void CheckSearchCounts() {
+    if (!t_.meta().has_search_index()) return;
+    const proto::SearchIndexInfo& si = t_.meta().search_index();
+    if (search_tiles_ != si.tiles() || search_chunks_ != si.chunks() || search_postings_ != si.postings()) {
+      Error("", absl::StrCat("search index holds ", search_tiles_, " tiles, ", search_chunks_, " chunks, ",
+                             search_postings_, " postings; metadata says ", si.tiles(), ", ", si.chunks(),
+                             ", ", si.postings()));
+    }
+    if (search_chunks_ > 0 && max_rank_ >= search_tiles_) Error("", "search posting past the directory");
+  }
+
   void CheckCounts() {
+    CheckSearchCounts();
     uint64_t total = 0;
     for (const proto::Track& tr : t_.resources().tracks()) {
       const uint64_t got = per_track_[tr.id()];
@@ -140,6 +188,7 @@ class Verifier {
   std::string last_run_;
   int64_t last_ts_ = INT64_MIN;
   uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0;
+  uint64_t search_tiles_ = 0, search_chunks_ = 0, search_postings_ = 0, max_rank_ = 0;
 };
 
 }  // namespace

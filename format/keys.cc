@@ -34,6 +34,24 @@ std::string ArgsBlockKey(uint64_t block) {
   return key;
 }
 
+std::string SearchNamePrefix(uint32_t name) {
+  std::string key(1, kSearchPrefix);
+  PutBigEndian32(&key, name);
+  return key;
+}
+
+std::string SearchChunkKey(uint32_t name, uint32_t rank) {
+  std::string key = SearchNamePrefix(name);
+  PutBigEndian32(&key, rank);
+  return key;
+}
+
+std::string SearchTilesKey(uint32_t block) {
+  std::string key(1, kSearchTilesPrefix);
+  PutBigEndian32(&key, block);
+  return key;
+}
+
 std::string EncodeTileKey(const TileKey& k) {
   std::string key(1, kTilePrefix);
   key.reserve(15);

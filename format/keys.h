@@ -16,6 +16,8 @@ constexpr char kResourcesKey[] = "R";
 constexpr char kStringPrefix = 'S';
 constexpr char kTilePrefix = 'T';
 constexpr char kArgsPrefix = 'A';
+constexpr char kSearchPrefix = 'N';
+constexpr char kSearchTilesPrefix = 'D';
 
 // A track's tiles come in two sections: events of one duration class, and
 // summaries of one zoom level.
@@ -32,6 +34,14 @@ std::string StringChunkKey(uint32_t chunk);
 constexpr int kArgsBlockShift = 8;  // 256 event ids per args record
 std::string ArgsBlockKey(uint64_t block);
 std::string EncodeTileKey(const TileKey& key);
+// Search index (store/search_index_writer.h): a chunk of name `name`'s
+// postings whose own entries begin at tile rank `rank`, and the 5-byte prefix
+// all chunks of `name` share.
+std::string SearchChunkKey(uint32_t name, uint32_t rank);
+std::string SearchNamePrefix(uint32_t name);
+// The search index's tile directory: ranks [block << 10, (block + 1) << 10).
+constexpr int kSearchTilesBlockShift = 10;
+std::string SearchTilesKey(uint32_t block);
 // False if `key` is not a well-formed tile key.
 bool DecodeTileKey(std::string_view key, TileKey* out);
 

@@ -63,6 +63,7 @@ TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) 
 TableBuilder::~TableBuilder() {
   main_.reset();
   match_.reset();
+  search_index_.reset();
   db_.reset();
   if (!finished_ && !temp_dir_.empty()) {
     std::error_code ec;
@@ -120,6 +121,9 @@ absl::Status TableBuilder::Open() {
                                            records / 4 * 3);
   match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
                                             records / 8);
+  // Postings (8 bytes each) spill beyond this share.
+  search_index_ = std::make_unique<SearchIndexWriter>(temp_dir_ + "-spill/search",
+                                                      options_.memory_budget / 32);
   strings_.push_back("");
   string_ids_[""] = 0;
   return absl::OkStatus();
@@ -469,6 +473,7 @@ absl::Status TableBuilder::WriteTiles() {
   po.spill_prefix = temp_dir_ + "-spill/placed";
   po.db = db_.get();
   po.resources = &resources_;
+  po.search_index = search_index_.get();
   if (absl::Status s = FlushBatch(); !s.ok()) return s;
   TrackPool pool(std::move(po));
   const uint64_t total = std::max<size_t>(main_->size(), 1);
@@ -545,6 +550,13 @@ absl::Status TableBuilder::Finish() {
   Progress("writing tiles", 0.0);
   if (absl::Status s = WriteTiles(); !s.ok()) return s;
   main_.reset();
+  Progress("writing the search index", 0.0);
+  auto put = [this](std::string k, std::string v) { return Put(std::move(k), std::move(v)); };
+  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, put, meta_.mutable_search_index());
+      !s.ok()) {
+    return s;
+  }
+  search_index_.reset();
   Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
   // A fully compacted table opens without replaying logs or compacting, so

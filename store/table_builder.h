@@ -6,9 +6,9 @@
 // everything else); Finish() matches B/E and b/e pairs in time order, merges
 // all records by (track, ts) and hands each track to a worker thread
 // (store/track_pool.h) that lays out lanes, builds the summary tiles, sorts
-// the track's events by storage level and writes their tiles; then it writes
-// the string table, resources and metadata, and renames the directory into
-// place.
+// the track's events by storage level and writes their tiles (indexing their
+// names: store/search_index_writer.h); then it writes the search index, the
+// string table, resources and metadata, and renames the directory into place.
 //
 // Atomicity: everything is written under "<output>.tmp-<pid>"; the final name
 // appears only after a successful Finish(). Destroying an unfinished builder
@@ -36,6 +36,7 @@
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
 #include "store/external_sorter.h"
+#include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
 namespace leveldb {
@@ -124,6 +125,7 @@ class TableBuilder : public EventSink {
   size_t batch_bytes_ = 0;
   std::unique_ptr<ExternalSorter<SortRecord>> main_;
   std::unique_ptr<ExternalSorter<SortRecord>> match_;
+  std::unique_ptr<SearchIndexWriter> search_index_;
   bool finished_ = false;
 
   // Strings.

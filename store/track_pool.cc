@@ -163,6 +163,9 @@ class TrackPool::Worker {
       TileKey key{track_, TileSection::kEvents, static_cast<uint8_t>(level),
                   static_cast<uint64_t>(rows.front().ts - options_.min_ts)};
       std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
+      if (options_.search_index) {
+        if (absl::Status s = options_.search_index->AddTile(key, rows.front().ts, rows); !s.ok()) return s;
+      }
       rows.clear();
       return Put(EncodeTileKey(key), std::move(value));
     };

@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "format/tracetable.pb.h"
+#include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
 namespace leveldb {
@@ -42,6 +43,8 @@ struct TrackPoolOptions {
   // Per-track statistics are written into resources->tracks(id); the worker
   // building a track is the only one touching it.
   proto::ResourceTable* resources = nullptr;
+  // Sees every events tile (from every worker) when set.
+  SearchIndexWriter* search_index = nullptr;
 };
 
 struct TrackPoolStats {

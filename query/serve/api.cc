@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <limits>
 #include <optional>
 
@@ -13,6 +12,8 @@
 #include "format/absl_compat.h"
 #include "format/time.h"
 #include "format/json_text.h"
+#include "query/estimate.h"
+#include "query/search.h"
 #include "query/trace_json.h"
 #include "query/track_filter.h"
 #include "query/window.h"
@@ -95,12 +96,6 @@ uint64_t UintParam(const Params& p, const char* key, uint64_t def, uint64_t max)
   return std::min(n, max);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Tracks chosen by tracks=, pid=P[:TID] and host= (all optional; the
 // filters intersect). Never empty: no match is a 400.
 std::vector<uint32_t> SelectTracks(const Table& t, const Params& p, bool* all) {
@@ -123,26 +118,6 @@ Span SpanParams(const Table& t, const Params& p, const char* start_key, const ch
          TimeParam(t, p, end_key, t.meta().max_end(), ps_per_unit)};
   if (s.end < s.start) Bad(end_key, absl::StrCat(end_key, " is before ", start_key));
   return s;
-}
-
-// Rough number of events of `tracks` in [start, end] (uniform density).
-double EstimateEvents(const Table& t, const std::vector<uint32_t>& tracks, int64_t start, int64_t end) {
-  double total = 0;
-  for (uint32_t id : tracks) {
-    const proto::Track& tr = t.resources().tracks(id);
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const proto::ClassExtent& c : tr.classes()) {
-      if (c.count() == 0) continue;
-      lo = std::min(lo, c.min_ts());
-      hi = std::max(hi, c.max_end());
-    }
-    if (lo > hi) continue;
-    const double span = std::max<double>(1, static_cast<double>(hi - lo));
-    const double ov = static_cast<double>(std::min(hi, end)) - static_cast<double>(std::max(lo, start));
-    if (ov < 0) continue;
-    total += static_cast<double>(tr.num_events()) * std::min(1.0, (ov + 1) / span);
-  }
-  return total;
 }
 
 std::string Us(int64_t ps) { return FormatMicros(ps); }
@@ -213,142 +188,18 @@ Reply Guard(F&& f) {
 
 // ---- search ---------------------------------------------------------------
 
-struct Cursor {
-  int64_t ts = 0;
-  uint32_t track = 0;
-  uint64_t id = 0;
-};
-
-bool Before(const WindowItem& a, const WindowItem& b) {
-  if (a.row.ts != b.row.ts) return a.row.ts < b.row.ts;
-  if (a.track != b.track) return a.track < b.track;
-  return a.row.id < b.row.id;
-}
-
-bool AfterCursor(const WindowItem& a, const Cursor& c) {
-  if (a.row.ts != c.ts) return a.row.ts > c.ts;
-  if (a.track != c.track) return a.track > c.track;
-  return a.row.id > c.id;
-}
-
-std::string EncodeCursor(const Cursor& c) {
-  return absl::StrCat("c", absl::Hex(static_cast<uint64_t>(c.ts)), "-", absl::Hex(c.track), "-",
-                      absl::Hex(c.id));
-}
-
-Cursor DecodeCursor(const std::string& text) {
-  Cursor c;
-  if (text.size() < 6 || text[0] != 'c') Bad("cursor", "not a cursor from a previous answer");
-  std::vector<std::string> parts;
-  size_t s = 1;
-  while (true) {
-    size_t e = text.find('-', s);
-    parts.push_back(text.substr(s, e == std::string::npos ? std::string::npos : e - s));
-    if (e == std::string::npos) break;
-    s = e + 1;
-  }
-  uint64_t ts = 0, track = 0, id = 0;
-  if (parts.size() != 3 || !absl::SimpleHexAtoi(Av(parts[0]), &ts) ||
-      !absl::SimpleHexAtoi(Av(parts[1]), &track) || !absl::SimpleHexAtoi(Av(parts[2]), &id) ||
-      track > UINT32_MAX) {
-    Bad("cursor", "not a cursor from a previous answer");
-  }
-  c.ts = static_cast<int64_t>(ts);
-  c.track = static_cast<uint32_t>(track);
-  c.id = id;
-  return c;
-}
-
-struct SearchResult {
-  std::vector<WindowItem> matches;
-  bool more = false;        // a next page may exist
-  Cursor next;              // where it starts (when `more`)
-  int64_t scanned_to = 0;   // relative ps the scan reached
-  uint64_t scanned = 0;
-};
-
-// Events of `tracks` (not counters) whose name id is in `names`, with start
-// in the span (the first page also takes events that started earlier and
-// overlap it), in (ts, track, id) order, after `cursor`.
-SearchResult RunSearch(const Table& t, const std::vector<bool>& names, std::vector<uint32_t> tracks,
-                       Span span, const std::optional<Cursor>& cursor, uint64_t limit) {
-  SearchResult out;
-  tracks.erase(std::remove_if(tracks.begin(), tracks.end(),
-                              [&](uint32_t id) {
-                                return t.resources().tracks(id).kind() == proto::Track::COUNTER;
-                              }),
-               tracks.end());
-  out.scanned_to = span.end;
-  if (tracks.empty()) return out;
-  int64_t a = cursor ? std::max(span.start, cursor->ts) : span.start;
-  // The first chunk also takes events that started before it and overlap it
-  // (before the span start, or after the cursor); later chunks take only the
-  // events starting in them, so none is returned twice.
-  bool first_chunk = true;
-  // Chunks start at about 32k events (from the density estimate) and grow.
-  const double est = std::max(1.0, EstimateEvents(t, tracks, span.start, span.end));
-  const double total_span = static_cast<double>(span.end - span.start) + 1;
-  int64_t width = static_cast<int64_t>(std::clamp(total_span * 32768.0 / est, 1.0, total_span));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (a <= span.end) {
-    const int64_t b = (span.end - a < width) ? span.end : a + width - 1;  // chunk [a, b]
-    WindowRequest req;
-    req.start = a;
-    req.end = b;
-    req.resolution = 0;
-    req.tracks = tracks;
-    req.limit = 1'000'000;
-    absl::StatusOr<WindowResult> res = QueryWindow(t, req);
-    if (!res.ok()) Bad("", std::string(res.status().message()), 500);
-    if (res->truncated && width > 1) {
-      width = std::max<int64_t>(1, width / 4);
-      continue;
-    }
-    out.scanned += res->items.size();
-    std::vector<WindowItem> hits;
-    for (const WindowItem& it : res->items) {
-      if (it.summary || it.row.name >= names.size() || !names[it.row.name]) continue;
-      const bool in_chunk = it.row.ts <= b && (it.row.ts >= a || first_chunk);
-      if (!in_chunk) continue;
-      if (cursor && !AfterCursor(it, *cursor)) continue;
-      hits.push_back(it);
-    }
-    first_chunk = false;
-    std::sort(hits.begin(), hits.end(), Before);
-    for (const WindowItem& h : hits) {
-      if (out.matches.size() == limit) {
-        const WindowItem& last = out.matches.back();
-        out.more = true;
-        out.next = Cursor{last.row.ts, last.track, last.row.id};
-        out.scanned_to = h.row.ts;
-        return out;
-      }
-      out.matches.push_back(h);
-    }
-    if (b == span.end) break;
-    a = b + 1;
-    // Grow again after a dense part.
-    if (res->items.size() < 65536) width = std::min<int64_t>(width * 2, static_cast<int64_t>(total_span));
-    if (out.scanned >= kSearchScanBudget || std::chrono::steady_clock::now() > deadline) {
-      // Out of budget: a cursor right before the next chunk continues there.
-      out.more = true;
-      out.scanned_to = a;
-      out.next = Cursor{a - 1, UINT32_MAX, UINT64_MAX};
-      return out;
-    }
-  }
-  out.scanned_to = span.end;
-  return out;
-}
-
-std::vector<bool> NamesContaining(const Table& t, const std::string& needle, bool prefix) {
-  std::vector<bool> names(t.num_strings());
-  const std::string n = Lower(needle);
-  for (size_t i = 1; i < t.num_strings(); ++i) {
-    const std::string s = Lower(t.String(static_cast<uint32_t>(i)));
-    names[i] = prefix ? s.compare(0, n.size(), n) == 0 : s.find(n) != std::string::npos;
-  }
-  return names;
+SearchResult RunSearch(const Table& t, std::vector<bool> names, std::vector<uint32_t> tracks,
+                       Span span, const std::optional<SearchCursor>& cursor, uint64_t limit) {
+  SearchRequest req;
+  req.names = std::move(names);
+  req.tracks = std::move(tracks);
+  req.start = span.start;
+  req.end = span.end;
+  req.after = cursor;
+  req.limit = limit;
+  absl::StatusOr<SearchResult> r = Search(t, req);
+  if (!r.ok()) Bad("", std::string(r.status().message()), 500);
+  return *std::move(r);
 }
 
 // ---- stats ----------------------------------------------------------------
@@ -576,8 +427,11 @@ Reply SearchReply(const Table& t, const Params& p) {
     if (q->size() > 256) Bad("q", "longer than 256 bytes");
     const Span s = SpanParams(t, p, "start_us", "end_us");
     const uint64_t limit = std::max<uint64_t>(1, UintParam(p, "limit", 100, kMaxSearchLimit));
-    std::optional<Cursor> cursor;
-    if (const std::string* c = Get(p, "cursor"); c && !c->empty()) cursor = DecodeCursor(*c);
+    std::optional<SearchCursor> cursor;
+    if (const std::string* c = Get(p, "cursor"); c && !c->empty()) {
+      cursor = DecodeCursor(*c);
+      if (!cursor) Bad("cursor", "not a cursor from a previous answer");
+    }
     bool all = false;
     const std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
     const std::vector<bool> names = NamesContaining(t, *q, false);
@@ -603,7 +457,7 @@ Reply SearchReply(const Table& t, const Params& p) {
     }
     absl::StrAppend(&out, "\n],\"next_cursor\":", next.empty() ? "null" : Quoted(next),
                     ",\"scanned_to_us\":", AbsoluteMicros(t, r.scanned_to),
-                    ",\"scanned_items\":", r.scanned, "}\n");
+                    ",\"scanned_items\":", r.scanned, ",\"indexed\":", r.indexed ? "true" : "false", "}\n");
     return Json(std::move(out));
   });
 }

@@ -30,7 +30,6 @@ inline constexpr uint64_t kMaxBins = 2'000'000;         // (end - start) / resol
 inline constexpr uint64_t kMaxFullDetailEvents = 4'000'000;  // resolution 0 estimate
 inline constexpr uint64_t kStatsEventCap = 2'000'000;
 inline constexpr uint64_t kMaxSearchLimit = 1000;
-inline constexpr uint64_t kSearchScanBudget = 20'000'000;  // items scanned per call
 
 Reply ErrorReply(int status, std::string_view message, std::string_view parameter = {});
 
