@@ -100,7 +100,9 @@ absl::Status TableBuilder::Open() {
   opts.create_if_missing = true;
   opts.error_if_exists = true;
   opts.compression = leveldb::kSnappyCompression;
-  opts.write_buffer_size = 32 << 20;
+  // Up to two write buffers live at once (one being flushed): part of the
+  // budget's uncounted share, so small budgets get small buffers.
+  opts.write_buffer_size = std::clamp<size_t>(options_.memory_budget / 16, 4 << 20, 32 << 20);
   opts.max_file_size = 64 << 20;
   opts.block_size = 32 << 10;
   leveldb::DB* db = nullptr;

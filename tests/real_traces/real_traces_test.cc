@@ -18,27 +18,13 @@
 #include "store/table.h"
 #include "store/table_builder.h"
 #include "tests/query/window_reference.h"
+#include "tests/shared_traces.h"
 
 namespace tracetable {
 namespace {
 namespace fs = std::filesystem;
 using namespace tracetable::testing;
 
-std::vector<std::string> SharedTraces() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& dir : fs::directory_iterator(TRACETABLE_SHARED_TRACES, ec)) {
-    if (!dir.is_directory()) continue;
-    for (const auto& f : fs::directory_iterator(dir.path())) {
-      const std::string name = f.path().filename().string();
-      if (name.find(".json") != std::string::npos || name.find(".xplane.pb") != std::string::npos) {
-        out.push_back(f.path().string());
-      }
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 class Scratch {
  public:
