@@ -16,6 +16,7 @@
 #include "leveldb/db.h"
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
+#include "store/pread_env.h"
 #include "store/table_format.h"
 #include "store/track_pool.h"
 #include "format/tile_codec.h"
@@ -100,6 +101,7 @@ absl::Status TableBuilder::Open() {
   opts.create_if_missing = true;
   opts.error_if_exists = true;
   opts.compression = leveldb::kSnappyCompression;
+  opts.env = PreadEnv();
   // Up to two write buffers live at once (one being flushed): part of the
   // budget's uncounted share, so small budgets get small buffers.
   opts.write_buffer_size = std::clamp<size_t>(options_.memory_budget / 16, 4 << 20, 32 << 20);
