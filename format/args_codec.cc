@@ -159,7 +159,7 @@ bool ReadVarint(std::string_view s, size_t* pos, uint64_t* v) {
   *v = 0;
   for (int shift = 0; shift < 64 && *pos < s.size(); shift += 7) {
     const uint8_t b = static_cast<uint8_t>(s[(*pos)++]);
-    *v |= uint64_t{b & 0x7F} << shift;
+    *v |= static_cast<uint64_t>(b & 0x7F) << shift;
     if (!(b & 0x80)) return true;
   }
   return false;

@@ -174,7 +174,7 @@ TEST(TileCodec, FewDistinctValuesAreBitPacked) {
     r.ts = i * int64_t{1000};
     r.id = i + 1;
     r.cat = 7;                     // one value: no index at all
-    r.flags = i % 3 ? 0 : kFlagHasArgs;  // two values: 1 bit a row
+    r.flags = i % 3 ? 0u : uint32_t{kFlagHasArgs};  // two values: 1 bit a row
     r.lane = i % 40;               // too many values: plain varints
     r.kind = static_cast<EventKind>(i % 6);
     rows.push_back(r);

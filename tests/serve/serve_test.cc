@@ -583,7 +583,9 @@ void CheckXprof(const std::string& body, double start_ms, double end_ms, size_t*
     if (ev["dur"].get(dur) != simdjson::SUCCESS) dur = 0;
     EXPECT_LE(ts, end_ms * 1000 + 1e-3);
     // Counters also carry the sample in effect at the start (query/window.h).
-    if (ph != "C") EXPECT_GE(ts + dur, start_ms * 1000 - 1e-3);
+    if (ph != "C") {
+      EXPECT_GE(ts + dur, start_ms * 1000 - 1e-3);
+    }
     EXPECT_TRUE(keys.insert({simdjson::to_string(ev["pid"]), ts, int64_t(ev["z"])}).second)
         << "duplicate (pid, ts, z) " << simdjson::to_string(ev);
     EXPECT_FALSE(ev["args"]["uid"].error()) << simdjson::to_string(ev);
