@@ -45,6 +45,7 @@
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/time.h"
+#include "format/varint.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/options.h"
@@ -60,24 +61,6 @@ namespace {
 // largest duration per level (a window reads each level from start - that).
 constexpr char kSourceKey[] = "\xff" "source";
 
-void PutVarint(std::string* dst, uint64_t v) {
-  while (v >= 0x80) {
-    dst->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  dst->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(const char** p, const char* end, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-    const uint8_t b = static_cast<uint8_t>(*(*p)++);
-    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (b < 0x80) return true;
-  }
-  return false;
-}
-
 struct XEvent {
   uint32_t track = 0;
   TileRow row;
@@ -85,27 +68,26 @@ struct XEvent {
 
 std::string EncodeRecord(uint32_t track, const TileRow& r) {
   std::string v;
-  PutVarint(&v, track);
-  PutVarint(&v, static_cast<uint64_t>(r.kind));
-  PutVarint(&v, r.lane);
-  PutVarint(&v, static_cast<uint64_t>(r.dur));
-  PutVarint(&v, r.name);
-  PutVarint(&v, r.cat);
-  PutVarint(&v, r.flags);
-  PutVarint(&v, r.flow_id);
-  PutVarint(&v, r.flow_out);
-  PutVarint(&v, r.flow_in);
-  PutVarint(&v, r.id);
+  AppendVarint(&v, track);
+  AppendVarint(&v, static_cast<uint64_t>(r.kind));
+  AppendVarint(&v, r.lane);
+  AppendVarint(&v, static_cast<uint64_t>(r.dur));
+  AppendVarint(&v, r.name);
+  AppendVarint(&v, r.cat);
+  AppendVarint(&v, r.flags);
+  AppendVarint(&v, r.flow_id);
+  AppendVarint(&v, r.flow_out);
+  AppendVarint(&v, r.flow_in);
+  AppendVarint(&v, r.id);
   if (r.kind == EventKind::kCounter) v.append(reinterpret_cast<const char*>(&r.value), sizeof r.value);
   return v;
 }
 
 bool DecodeRecord(std::string_view v, int64_t ts, XEvent* e) {
-  const char* p = v.data();
-  const char* end = p + v.size();
+  size_t pos = 0;
   uint64_t f[11];
   for (uint64_t& x : f) {
-    if (!GetVarint(&p, end, &x)) return false;
+    if (!ReadVarint(v, &pos, &x)) return false;
   }
   e->track = static_cast<uint32_t>(f[0]);
   TileRow& r = e->row;
@@ -122,8 +104,8 @@ bool DecodeRecord(std::string_view v, int64_t ts, XEvent* e) {
   r.flow_in = static_cast<uint32_t>(f[9]);
   r.id = f[10];
   if (r.kind == EventKind::kCounter) {
-    if (end - p != sizeof r.value) return false;
-    std::memcpy(&r.value, p, sizeof r.value);
+    if (v.size() - pos != sizeof r.value) return false;
+    std::memcpy(&r.value, v.data() + pos, sizeof r.value);
   }
   return true;
 }

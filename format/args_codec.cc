@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/tracetable.pb.h"
+#include "format/varint.h"
 
 namespace tracetable {
 namespace {
@@ -145,24 +146,6 @@ void AppendField(std::string* out, size_t i, std::string_view key, const std::st
   if (i > 0) out->push_back(',');
   absl::StrAppend(out, Av(gaps[0]), "\"", Av(key), "\"", Av(gaps[1]), ":", Av(gaps[2]),
                   quoted ? "\"" : "", Av(value), quoted ? "\"" : "", Av(gaps[3]));
-}
-
-void AppendVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool ReadVarint(std::string_view s, size_t* pos, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64 && *pos < s.size(); shift += 7) {
-    const uint8_t b = static_cast<uint8_t>(s[(*pos)++]);
-    *v |= static_cast<uint64_t>(b & 0x7F) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
 }
 
 // Walks the entries of a parsed block in slot order, rendering the ones

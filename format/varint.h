@@ -1,0 +1,35 @@
+// Base-128 varints (the protobuf wire encoding) for values packed by hand
+// into strings, where a protobuf message per value would cost too much.
+// ReadVarint advances *pos past the varint, and fails on a truncated or
+// over-long (more than 10 bytes) one without reading past `s`.
+#ifndef TRACETABLE_FORMAT_VARINT_H_
+#define TRACETABLE_FORMAT_VARINT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tracetable {
+
+inline void AppendVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+inline bool ReadVarint(std::string_view s, size_t* pos, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *pos < s.size(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(s[(*pos)++]);
+    *v |= static_cast<uint64_t>(b & 0x7F) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_FORMAT_VARINT_H_
