@@ -121,7 +121,8 @@ class ExternalSorter {
   size_t size() const { return buffer_.size() + spilled_; }
   int runs() const { return static_cast<int>(runs_.size()); }
 
-  // Sorts the buffer, writes it as runs and frees it.
+  // Sorts the buffer and writes it as runs. The buffer keeps its capacity:
+  // it fills again at once, and its pages are already faulted in.
   absl::Status Spill() {
     using namespace sorter_internal;
     if (buffer_.empty()) return absl::OkStatus();
@@ -139,7 +140,7 @@ class ExternalSorter {
       }
     }
     spilled_ += buffer_.size();
-    std::vector<Record>().swap(buffer_);
+    buffer_.clear();
     return absl::OkStatus();
   }
 
