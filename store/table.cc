@@ -9,6 +9,7 @@
 #include "leveldb/db.h"
 #include "leveldb/options.h"
 #include "store/table_format.h"
+#include "zlib.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -53,6 +54,12 @@ absl::Status Table::Load() {
   }
   if (!meta_.ParseFromString(value)) {
     return absl::DataLossError(absl::StrCat(path_, ": metadata record is corrupt"));
+  }
+  identity_ = meta_.table_id();
+  if (identity_.empty()) {
+    const uLong crc = crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(value.data()),
+                            static_cast<uInt>(value.size()));
+    identity_ = absl::StrCat("m", absl::Hex(crc, absl::kZeroPad8), absl::Hex(value.size()));
   }
   if (meta_.format_version() != kFormatVersion) {
     return absl::FailedPreconditionError(absl::StrCat(

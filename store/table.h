@@ -47,6 +47,11 @@ class Table {
   const std::string& path() const { return path_; }
   const proto::TableMeta& meta() const { return meta_; }
   const proto::ResourceTable& resources() const { return resources_; }
+  // What tells this table apart from any other (and from another ingest of
+  // the same trace): TableMeta.table_id, or for tables written before it
+  // existed, "m" + a checksum of their metadata record. Stable for the life of
+  // the table's files.
+  const std::string& identity() const { return identity_; }
   std::string_view String(uint32_t id) const {
     return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
   }
@@ -77,6 +82,7 @@ class Table {
   std::unique_ptr<leveldb::Cache> cache_;
   std::unique_ptr<leveldb::DB> db_;
   proto::TableMeta meta_;
+  std::string identity_;
   proto::ResourceTable resources_;
   std::vector<std::string> strings_;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <random>
 #include <system_error>
 #include <thread>
 
@@ -56,6 +57,14 @@ const char* KindName(EventKind kind) {
 }
 
 bool IsMatchKind(EventKind kind) { return kind >= EventKind::kBegin; }
+
+// 128 random bits as 32 hex digits (TableMeta.table_id).
+std::string NewTableId() {
+  std::random_device rd;
+  std::string id;
+  for (int i = 0; i < 4; ++i) absl::StrAppend(&id, absl::Hex(rd(), absl::kZeroPad8));
+  return id;
+}
 
 }  // namespace
 
@@ -537,6 +546,7 @@ absl::Status TableBuilder::WriteTables() {
   meta_.set_num_events(stats_.events);
   meta_.set_num_strings(strings_.size());
   meta_.set_created_by("tracetable " TRACETABLE_VERSION);
+  meta_.set_table_id(NewTableId());
   if (absl::Status s = Put(kResourcesKey, resources_.SerializeAsString()); !s.ok()) return s;
   // The metadata key goes last: a table without it does not open.
   if (absl::Status s = FlushBatch(); !s.ok()) return s;

@@ -333,6 +333,36 @@ TEST_F(BuilderTest, FailedBuildLeavesNothing) {
   for (const auto& e : std::filesystem::directory_iterator(dir_)) ADD_FAILURE() << e.path();
 }
 
+TEST_F(BuilderTest, EveryIngestGetsItsOwnIdentity) {
+  const uint32_t t = b_->ThreadTrack({"1", true}, {"1", true});
+  Add(EventKind::kSlice, t, 100, "x");
+  ASSERT_TRUE(b_->Finish().ok());
+  std::string first;
+  {
+    auto table = Table::Open(opts_.output);
+    ASSERT_TRUE(table.ok()) << table.status();
+    first = (*table)->identity();
+    EXPECT_EQ(first, (*table)->meta().table_id());
+    EXPECT_EQ(first.size(), 32u);
+  }
+  // The same events again, over the same path: a new identity.
+  BuildOptions again = opts_;
+  again.overwrite = true;
+  auto b = TableBuilder::Create(again);
+  ASSERT_TRUE(b.ok()) << b.status();
+  (*b)->BeginInput("test", "");
+  ASSERT_TRUE((*b)->ToRelativePs(0, 0).ok());
+  Event e;
+  e.track = (*b)->ThreadTrack({"1", true}, {"1", true});
+  e.ts = 100;
+  e.name = (*b)->Intern("x");
+  ASSERT_TRUE((*b)->Add(e).ok());
+  ASSERT_TRUE((*b)->Finish().ok());
+  auto table = Table::Open(opts_.output);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_NE((*table)->identity(), first);
+}
+
 TEST(TableOpen, RejectsWhatIsNotATable) {
   auto dir = std::filesystem::temp_directory_path() / ("tt_open_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

@@ -9,16 +9,11 @@ repo="$(cd "$here/../.." && pwd)"
 
 setup() {
   if ! command -v node >/dev/null || ! command -v npm >/dev/null || [ ! -x /usr/bin/chromium ]; then
-    sudo=""
-    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq
     pkgs=()
     command -v node >/dev/null || pkgs+=(nodejs)
     command -v npm >/dev/null || pkgs+=(npm)
     [ -x /usr/bin/chromium ] || pkgs+=(chromium)
-    echo "installing: ${pkgs[*]}" >&2
-    $sudo apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+    "$repo/scripts/apt-install" "${pkgs[@]}"
   fi
   # playwright-core only drives the system chromium: never download browsers.
   if [ ! -f "$here/node_modules/playwright-core/package.json" ] ||
