@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "query/serve/server.h"
@@ -22,6 +23,10 @@ struct Reply {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  // Extra response headers. A reply carrying "ETag" is immutable: the front
+  // answers 304 when the request's If-None-Match equals it, and caches it
+  // ("Cache-Control: public, max-age=31536000, immutable") instead of no-store.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // Answer caps (requests asking for more get the cap and "truncated").

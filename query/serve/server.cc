@@ -117,7 +117,19 @@ struct Server::Impl {
 
   static void Send(const httplib::Request& req, httplib::Response& res, const Reply& r) {
     res.status = r.status;
-    res.set_header("Cache-Control", "no-store");
+    bool immutable = false;
+    for (const auto& [name, value] : r.headers) {
+      res.set_header(name, value);
+      if (name == "ETag") {
+        immutable = true;
+        if (req.get_header_value("If-None-Match") == value) {
+          res.status = 304;
+          res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+          return;
+        }
+      }
+    }
+    res.set_header("Cache-Control", immutable ? "public, max-age=31536000, immutable" : "no-store");
     SetBody(req, res, r.body, r.content_type.c_str());
   }
 
