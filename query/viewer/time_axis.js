@@ -60,10 +60,12 @@ export class TimeAxis {
 
   // ---- the tile grid ----
 
-  // The level whose bins are at most one pixel: bins of 2^z ns.
+  // The level whose bins are 1 to 2 pixels wide (bins of 2^z ns): as the
+  // window API's resolution, never finer than a pixel, so a step reads and
+  // sends no more than the screen can show.
   tileLevel() {
     const psPerPx = this.span() * 1e6 / this.plotWidth();
-    const z = Math.floor(Math.log2(Math.max(1, psPerPx / 1000)));
+    const z = Math.ceil(Math.log2(Math.max(1, psPerPx / 1000)) - 1e-9);
     return Math.max(0, Math.min(MAX_TILE_LEVEL, z));
   }
   static tileWidthUs(level) { return TILE_BINS * 2 ** level / 1000; }

@@ -93,19 +93,22 @@ function viewChanged() {
 // ---- tables and layout -------------------------------------------------------
 
 async function loadTables() {
+  const h = readHash();
+  // The table the URL names is fetched alongside the list (first paint
+  // waits for both).
+  const early = h.table ? getText(`/api/tables/${encodeURIComponent(h.table)}`).catch(() => null) : null;
   const j = JSON.parse(await getText('/api/tables'));
   S.tables = j.tables;
   const sel = $('table');
   sel.innerHTML = S.tables.map((t) => `<option>${esc(t.name)}</option>`).join('');
-  const h = readHash();
   const name = h.table && S.tables.some((t) => t.name === h.table) ? h.table : S.tables[0] && S.tables[0].name;
   if (!name) { statusEl.textContent = 'no tables'; return; }
   sel.value = name;
-  await openTable(name, h);
+  await openTable(name, h, name === h.table && early ? await early : null);
 }
 
-async function openTable(name, h) {
-  const text = await getText(`/api/tables/${encodeURIComponent(name)}`);
+async function openTable(name, h, known) {
+  const text = known || await getText(`/api/tables/${encodeURIComponent(name)}`);
   const t = JSON.parse(text);
   axis.setTable(/"start_us":(-?[\d.]+)/.exec(text)[1], /"end_us":(-?[\d.]+)/.exec(text)[1]);
   S.table = t;
@@ -226,7 +229,8 @@ function standIns(g, level, k, a, b) {
 }
 
 // Which tiles each visible group draws, which to request (visible groups
-// first, then groups within a screen above or below), and what to cancel.
+// first; then groups within a screen above or below, and the tiles left and
+// right of the view), and what to cancel.
 function planFrame() {
   const top = scroller.scrollTop, H = scroller.clientHeight;
   const level = axis.tileLevel();
@@ -236,10 +240,14 @@ function planFrame() {
   const needed = new Set(), pinned = new Set();
   const want = [];
   let missing = 0;
+  // Groups within a screen above or below are fetched once the visible
+  // ones are in (their requests would delay the visible tiles otherwise).
+  const visibleNow = S.groups.filter((g) => g.y1 > top && g.y0 < top + H);
+  const visibleDone = visibleNow.every((g) => ks.every((k) => cache.has(tileKey(S.table.name, g.key, level, k))));
   for (const g of S.groups) {
     const visible = g.y1 > top && g.y0 < top + H;
     const near = g.y1 > top - H && g.y0 < top + 2 * H;
-    if (!near) continue;
+    if (!visible && !(near && visibleDone)) continue;
     const entries = [];
     for (const k of ks) {
       const key = tileKey(S.table.name, g.key, level, k);
@@ -278,7 +286,7 @@ function planFrame() {
   for (const w of want) {
     if (loader.isPending(w.key)) continue;
     loader.request(w.key, tileUrl(w.g, w.level, w.k), axis.full[0], {
-      level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name,
+      level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible,
       start: axis.full[0] + w.k * TimeAxis.tileWidthUs(w.level),
       end: axis.full[0] + (w.k + 1) * TimeAxis.tileWidthUs(w.level),
     });
