@@ -18,6 +18,7 @@ import { $, esc, fmtDur, getText } from './util.js';
 const GROUP_TRACKS = 8;            // tracks per tile request
 const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
+const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
 const tt = (window.__tt = {
@@ -285,6 +286,10 @@ function planFrame() {
   want.sort((x, y) => (y.visible - x.visible));
   for (const w of want) {
     if (loader.isPending(w.key)) continue;
+    // Prefetches go a few at a time: on a small server they would compete
+    // with the next step's visible tiles, and a cancelled request's work is
+    // not taken back from the server.
+    if (!w.visible && loader.inflight >= PREFETCH_INFLIGHT) break;
     loader.request(w.key, tileUrl(w.g, w.level, w.k), axis.full[0], {
       level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible,
       start: axis.full[0] + w.k * TimeAxis.tileWidthUs(w.level),
