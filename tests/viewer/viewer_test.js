@@ -216,8 +216,14 @@ async function main() {
       try { await route.continue(); } catch (e) { /* cancelled meanwhile */ }
     });
     const cancelledBefore = await page.evaluate(() => window.__tt.cancelled);
+    await page.evaluate((id) => { window.__tt.logTrack = id; }, probe.track);
     await page.keyboard.press('w');
-    await waitFor(page, () => window.__tt.S.view && document.body.dataset.viewState === 'loading', null, 'finer tiles loading');
+    await waitFor(page, () => document.body.dataset.viewState === 'loading' && window.__tt.lastDraw &&
+      window.__tt.lastDraw.level < window.__tt.lastDraw.tiles.reduce((m, t) => Math.max(m, t.level), -1), null, 'finer tiles loading');
+    // Meanwhile the cached coarser tiles are drawn in their place.
+    const standIn = await page.evaluate(() => window.__tt.lastDraw);
+    check(standIn.tiles.length > 0 && standIn.tiles.every((t) => !t.exact && t.level === standIn.level + 1) && standIn.items.length > 0,
+      `while level-${standIn.level} tiles load, ${standIn.tiles.length} cached level-${standIn.level + 1} tiles stand in (${standIn.items.length} items drawn)`);
     await page.keyboard.press('s');
     await waitFor(page, ready, null, 'back to the cached level');
     const c1 = await page.evaluate(() => ({ cancelled: window.__tt.cancelled, state: document.body.dataset.viewState }));
