@@ -101,6 +101,7 @@ export class Renderer {
   constructor(canvas) {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d');
+    this.colorById = new Map();     // string id -> colour (ids are per table)
     this.counterRange = new Map();  // counter track id -> [min, max] seen
     this.log = null;                // per-track record of what was drawn (tests)
   }
@@ -177,7 +178,7 @@ export class Renderer {
     const sel = f.selected;
     ctx.font = '11px system-ui, sans-serif';
     let n = 0, style = '';
-    const marks = [];
+    const marks = [], hatched = [], labels = [];
     forEachItem(entries, row.track.id, (t, i, e) => {
       const c = t.cols;
       const ts = c.ts[i], dur = c.dur[i];
@@ -202,19 +203,15 @@ export class Renderer {
       w = Math.max(w, 1);
       lastX[depth] = x + w;
       n++;
-      const name = f.strings.get(c.name[i]) || '';
-      const col = color(name);
+      let col = this.colorById.get(c.name[i]);
+      if (col === undefined) { col = color(f.strings.get(c.name[i]) || ''); this.colorById.set(c.name[i], col); }
       if (summary) {
         const density = Math.min(1, c.covered[i] / Math.max(1e-9, dur));
         ctx.globalAlpha = 0.35 + 0.55 * density;
         if (col !== style) { ctx.fillStyle = col; style = col; }
         ctx.fillRect(x, y, w, LANE - 2);
         ctx.globalAlpha = 1;
-        if (w >= 3) {
-          ctx.fillStyle = pat;
-          style = '';
-          ctx.fillRect(x, y, w, LANE - 2);
-        }
+        if (w >= 3) hatched.push(x, y, w);  // one pattern fill for all, after
       } else {
         if (col !== style) { ctx.fillStyle = col; style = col; }
         ctx.fillRect(x, y, w, LANE - 2);
@@ -235,12 +232,19 @@ export class Renderer {
         const tx = Math.max(x, GUTTER) + 3;
         const avail = Math.min(x + w, W) - tx - 3;
         if (avail > 14) {
-          ctx.fillStyle = '#111827';
-          style = '';
-          ctx.fillText(fitText(ctx, summary ? `${name} ×${c.count[i]}` : name, avail), tx, y + (LANE - 2) / 2 + 1);
+          const name = f.strings.get(c.name[i]) || '';
+          labels.push(summary ? `${name} ×${c.count[i]}` : name, avail, tx, y + (LANE - 2) / 2 + 1);
         }
       }
     });
+    if (hatched.length) {
+      ctx.fillStyle = pat;
+      ctx.beginPath();
+      for (let j = 0; j < hatched.length; j += 3) ctx.rect(hatched[j], hatched[j + 1], hatched[j + 2], LANE - 2);
+      ctx.fill();
+    }
+    ctx.fillStyle = '#111827';
+    for (let j = 0; j < labels.length; j += 4) ctx.fillText(fitText(ctx, labels[j], labels[j + 1]), labels[j + 2], labels[j + 3]);
     for (const [t, i] of marks) {
       const c = t.cols;
       const ts = c.ts[i];

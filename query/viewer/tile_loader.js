@@ -22,6 +22,11 @@ export class TileLoader {
   }
 
   isPending(key) { return this.pending.has(key); }
+  visiblePending() {
+    let n = 0;
+    for (const p of this.pending.values()) if (p.rec.visible) n++;
+    return n;
+  }
   get inflight() { return this.pending.size; }
 
   request(key, url, origin, rec) {

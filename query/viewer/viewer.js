@@ -19,6 +19,7 @@ const GROUP_TRACKS = 8;            // tracks per tile request
 const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
+const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
 const tt = (window.__tt = {
@@ -116,6 +117,7 @@ async function openTable(name, h, known) {
   S.selected = null;
   S.range = null;
   S.strings = new Map();
+  renderer.colorById.clear();
   S.collapsed.clear();
   renderer.counterRange.clear();
   loader.cancelExcept(new Set());
@@ -304,13 +306,23 @@ function planFrame() {
   return { plan, missing, level };
 }
 
+// While visible tiles are still missing, a frame for each arriving tile
+// would spend the time the last ones need: redraw at most every
+// PARTIAL_REDRAW_MS until the last visible one is in, then at once.
+let partialTimer = 0;
 function onTile(key, tile, rec) {
   if (!S.table || rec.table !== S.table.name) { tt.dropped++; return; }
   for (const [id, s] of tile.strings) S.strings.set(id, s);
   cache.put(key, tile, S.pinned);
   tt.loads++;
   tt.inflight = loader.inflight;
-  requestDraw();
+  if (!rec.visible || loader.visiblePending() === 0) {
+    clearTimeout(partialTimer);
+    partialTimer = 0;
+    requestDraw();
+  } else if (!partialTimer) {
+    partialTimer = setTimeout(() => { partialTimer = 0; requestDraw(); }, PARTIAL_REDRAW_MS);
+  }
 }
 
 function onTileError(key, e, rec) {
@@ -347,7 +359,9 @@ function draw() {
     axis, rows: S.rows, top, W, H, dpr: S.dpr, plan, groupOf: S.groupOf, strings: S.strings,
     selected: S.selected, range: S.range, logTrack: tt.logTrack,
   };
+  const t0 = performance.now();
   tt.eventsDrawn = renderer.draw(frame);
+  tt.drawMs = performance.now() - t0;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };
   S.frame = frame;
