@@ -10,7 +10,7 @@
 'use strict';
 
 import { GUTTER } from './time_axis.js';
-import { color, fmtDur, fmtNum } from './util.js';
+import { color, colorRgb, fmtDur, fmtNum } from './util.js';
 
 export const LANE = 18;       // px per nesting level
 export const PROC_H = 22;     // process header row
@@ -19,6 +19,7 @@ export const COUNTER_H = 44;
 const KIND_SLICE = 0, KIND_INSTANT = 1, KIND_COUNTER = 2, KIND_FLOW_START = 3, KIND_FLOW_END = 5;
 const SUMMARY = 128;
 const FLAG_INCOMPLETE = 1, FLOW_OUT = 65536, FLOW_IN = 131072;
+const NARROW = 3;  // px: narrower boxes are written as pixels (no hatching, no label)
 
 // The item at index i of a tile as a plain object (for selection, tooltips,
 // tests).
@@ -102,6 +103,13 @@ export class Renderer {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d');
     this.colorById = new Map();     // string id -> colour (ids are per table)
+    this.rgbById = new Map();       // string id -> [r, g, b]
+    // Boxes under NARROW px are written as pixels into a row-sized buffer and
+    // drawn in one drawImage: zoomed out, tens of thousands of 1-2 px boxes
+    // cost far less that way than one fillRect each.
+    this.off = document.createElement('canvas');
+    this.octx = this.off.getContext('2d');
+    this.img = null;
     this.counterRange = new Map();  // counter track id -> [min, max] seen
     this.log = null;                // per-track record of what was drawn (tests)
   }
@@ -179,6 +187,40 @@ export class Renderer {
     ctx.font = '11px system-ui, sans-serif';
     let n = 0, style = '';
     const marks = [], hatched = [], labels = [];
+    // The row's pixel buffer for narrow boxes (device pixels, plot area).
+    const dpr = f.dpr;
+    const bw = Math.max(1, Math.round((W - GUTTER) * dpr)), bh = Math.max(1, Math.round(row.h * dpr));
+    if (!this.img || this.img.width < bw || this.img.height < bh) {
+      this.img = this.octx.createImageData(Math.max(bw, this.img ? this.img.width : 0), Math.max(bh, this.img ? this.img.height : 0));
+      this.pix = new Uint32Array(this.img.data.buffer);
+      this.off.width = this.img.width;
+      this.off.height = this.img.height;
+    }
+    const pix = this.pix, stride = this.img.width;
+    for (let r = 0; r < bh; r++) pix.fill(0, r * stride, r * stride + bw);
+    let narrow = 0, minX = bw, maxX = 0;
+    const packed = this.packed || (this.packed = new Map());  // (string id, alpha step) -> pixel
+    const put = (x, y, w, id, a) => {
+      const X0 = Math.max(0, Math.floor((x - GUTTER) * dpr)), X1 = Math.min(bw, Math.max(X0 + 1, Math.round((x + w - GUTTER) * dpr)));
+      const Y0 = Math.max(0, Math.round((y - y0) * dpr)), Y1 = Math.min(bh, Math.round((y + LANE - 2 - y0) * dpr));
+      if (X1 <= X0) return;
+      const q = Math.round(a * 32), key = id * 64 + q;
+      let v = packed.get(key);
+      if (v === undefined) {
+        let rgb = this.rgbById.get(id);
+        if (rgb === undefined) { rgb = colorRgb(f.strings.get(id) || ''); this.rgbById.set(id, rgb); }
+        const al = q / 32, mix = (c) => Math.round(c * al + 255 * (1 - al));
+        v = (255 << 24 | mix(rgb[2]) << 16 | mix(rgb[1]) << 8 | mix(rgb[0])) >>> 0;
+        packed.set(key, v);
+      }
+      for (let yy = Y0; yy < Y1; yy++) {
+        const o = yy * stride;
+        for (let xx = X0; xx < X1; xx++) pix[o + xx] = v;
+      }
+      if (X0 < minX) minX = X0;
+      if (X1 > maxX) maxX = X1;
+      narrow++;
+    };
     forEachItem(entries, row.track.id, (t, i, e) => {
       const c = t.cols;
       const ts = c.ts[i], dur = c.dur[i];
@@ -203,6 +245,12 @@ export class Renderer {
       w = Math.max(w, 1);
       lastX[depth] = x + w;
       n++;
+      const selected = sel && !summary && sel.id === c.id[i] && sel.track === row.track.id;
+      if (w < NARROW && !selected) {
+        if (summary) put(x, y, w, c.name[i], 0.35 + 0.55 * Math.min(1, c.covered[i] / Math.max(1e-9, dur)));
+        else put(x, y, w, c.name[i], (c.flags[i] & FLAG_INCOMPLETE) ? 0.4 : 1);
+        return;
+      }
       let col = this.colorById.get(c.name[i]);
       if (col === undefined) { col = color(f.strings.get(c.name[i]) || ''); this.colorById.set(c.name[i], col); }
       if (summary) {
@@ -220,7 +268,7 @@ export class Renderer {
           style = '';
           ctx.fillRect(x + w - Math.min(w, 6), y, Math.min(w, 6), LANE - 2);
         }
-        if (sel && !sel.summary && sel.id === c.id[i] && sel.track === row.track.id) {
+        if (selected) {
           ctx.strokeStyle = '#111827';
           ctx.lineWidth = 2;
           ctx.strokeRect(x + 1, y + 1, w - 2, LANE - 4);
@@ -237,6 +285,11 @@ export class Renderer {
         }
       }
     });
+    if (narrow) {
+      this.octx.clearRect(0, 0, bw, bh);
+      this.octx.putImageData(this.img, 0, 0, minX, 0, maxX - minX, bh);
+      ctx.drawImage(this.off, minX, 0, maxX - minX, bh, GUTTER + minX / dpr, y0, (maxX - minX) / dpr, bh / dpr);
+    }
     if (hatched.length) {
       ctx.fillStyle = pat;
       ctx.beginPath();

@@ -19,6 +19,22 @@ export function color(name) {
   return c;
 }
 
+// The same colour as [r, g, b] (0..255), for pixels written directly.
+export function colorRgb(name) {
+  const m = /hsl\((\d+) (\d+)% (\d+)%\)/.exec(color(name));
+  const h = Number(m[1]) / 360, s = Number(m[2]) / 100, l = Number(m[3]) / 100;
+  const q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
+  const f = (t) => {
+    if (t < 0) t += 1;
+    if (t > 1) t -= 1;
+    if (t < 1 / 6) return p + (q - p) * 6 * t;
+    if (t < 1 / 2) return q;
+    if (t < 2 / 3) return p + (q - p) * (2 / 3 - t) * 6;
+    return p;
+  };
+  return [f(h + 1 / 3), f(h), f(h - 1 / 3)].map((v) => Math.round(v * 255));
+}
+
 export function fmtDur(us) {
   const a = Math.abs(us);
   if (a === 0) return '0';

@@ -118,6 +118,8 @@ async function openTable(name, h, known) {
   S.range = null;
   S.strings = new Map();
   renderer.colorById.clear();
+  renderer.rgbById.clear();
+  if (renderer.packed) renderer.packed.clear();
   S.collapsed.clear();
   renderer.counterRange.clear();
   loader.cancelExcept(new Set());
