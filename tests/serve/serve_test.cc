@@ -219,6 +219,16 @@ TEST_F(ServeTest, ViewerAssets) {
   EXPECT_NE(g.body.find("viewer.js"), std::string::npos);
   EXPECT_EQ(Fetch("/viewer.js").status, 200);
   EXPECT_EQ(Fetch("/viewer.css").status, 200);
+  // The viewer's ES modules and worker: module scripts load only with a
+  // JavaScript content type.
+  httplib::Client c("127.0.0.1", port_);
+  for (const char* m : {"/viewer.js", "/util.js", "/time_axis.js", "/tile_cache.js", "/tile_loader.js",
+                        "/tile_worker.js", "/renderer.js", "/panels.js"}) {
+    auto r = c.Get(m);
+    ASSERT_TRUE(r) << m;
+    EXPECT_EQ(r->status, 200) << m;
+    EXPECT_EQ(r->get_header_value("Content-Type").rfind("application/javascript", 0), 0u) << m;
+  }
 }
 
 TEST_F(ServeTest, WindowMatchesQueryCommand) {
