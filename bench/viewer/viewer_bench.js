@@ -217,7 +217,12 @@ async function main() {
       '--no-first-run', '--disable-sync', '--disable-dev-shm-usage', '--enable-precise-memory-info'],
   });
   try {
-    if (o.jsonPath) old = await startOldViewer(o.oldRev, url);
+    if (o.jsonPath) {
+      // A shallow clone (CI) may not hold the old revision: measure tiles alone then.
+      try { old = await startOldViewer(o.oldRev, url); } catch (e) {
+        console.error(`viewer_bench: previous viewer (git ${o.oldRev}) unavailable, JSON path skipped: ${e.message.split('\n')[0]}`);
+      }
+    }
     for (const t of o.tables) {
       const name = path.basename(t).replace(/\.tracetable$/, '');
       for (const [label, base, tiles] of [['tiles', url, true], ...(old ? [['json', old.url, false]] : [])]) {
