@@ -16,17 +16,22 @@ export class Panels {
     for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => this.showTab(b.dataset.tab));
     $('search-form').addEventListener('submit', (e) => { e.preventDefault(); this.searchStep(1); });
     $('search').addEventListener('keydown', (e) => {
-      if (e.key === 'Enter') { e.preventDefault(); this.searchStep(e.shiftKey ? -1 : 1); }
+      // Enter runs the search and leaves the box, so that w/a/s/d navigate
+      // at once; Enter again (or / to come back) steps on.
+      if (e.key === 'Enter') { e.preventDefault(); e.target.blur(); this.searchStep(e.shiftKey ? -1 : 1); }
       if (e.key === 'Escape') e.target.blur();
     });
     $('search-next').addEventListener('click', () => this.searchStep(1));
     $('search-prev').addEventListener('click', () => this.searchStep(-1));
   }
 
+  // A new table: nothing of the previous one stays on screen.
   reset() {
     this.search = { q: '', host: '', matches: [], index: -1, cursor: null, busy: false };
     $('search-count').textContent = '';
     this.stats.key = '';
+    this.select(null);
+    $('stats').innerHTML = '<p class="muted">Top names by self time in the visible range.</p>';
   }
 
   trackLabel(id) {

@@ -115,7 +115,7 @@ export class Renderer {
   }
 
   // f: {axis, rows, top, W, H, dpr, plan: Map(groupKey -> entries),
-  //     groupOf: Map(track -> groupKey), strings, selected, range, logTrack}
+  //     groupOf: Map(track -> groupKey), strings, selected, range, marks, logTrack}
   draw(f) {
     const ctx = this.ctx;
     const { axis, W, H, top } = f;
@@ -161,6 +161,7 @@ export class Renderer {
     ctx.strokeStyle = '#d9dce1';
     ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();
     this.arrows(f);
+    for (const m of f.marks || []) this.drawMark(f.axis, m, H);
     if (f.range) {
       const a = axis.xOf(f.range[0]), bx = axis.xOf(f.range[1]);
       ctx.fillStyle = 'rgba(37,99,235,0.10)';
@@ -172,6 +173,21 @@ export class Renderer {
       ctx.fillText(fmtDur(f.range[1] - f.range[0]), Math.max(GUTTER + 4, a + 4), 10);
     }
     return drawn;
+  }
+
+  // A marked span: a vertical line with a flag at each end.
+  drawMark(axis, m, H) {
+    const ctx = this.ctx;
+    ctx.fillStyle = 'rgba(220,38,38,0.08)';
+    const a = axis.xOf(m[0]), b = axis.xOf(m[1]);
+    if (b > a) ctx.fillRect(Math.max(GUTTER, a), 0, b - Math.max(GUTTER, a), H);
+    for (const x of [a, b]) {
+      if (x < GUTTER) continue;
+      ctx.strokeStyle = '#dc2626';
+      ctx.beginPath(); ctx.moveTo(x + 0.5, 0); ctx.lineTo(x + 0.5, H); ctx.stroke();
+      ctx.fillStyle = '#dc2626';
+      ctx.beginPath(); ctx.moveTo(x + 1, 0); ctx.lineTo(x + 9, 4); ctx.lineTo(x + 1, 8); ctx.fill();
+    }
   }
 
   slices(f, row, entries, y0) {

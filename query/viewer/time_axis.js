@@ -84,11 +84,58 @@ export class TimeAxis {
 
   // ---- the axis ----
 
-  static niceStep(span, px) {
-    const raw = span / Math.max(1, px / 90);
-    const p = Math.pow(10, Math.floor(Math.log10(raw)));
-    for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  // The tick step in whole nanoseconds (1, 2 or 5 x 10^k, at least 1 ns):
+  // ticks are integers of ns from the trace start, so their labels are exact.
+  tickStepNs() {
+    const raw = this.span() * 1000 / Math.max(1, this.plotWidth() / 90);
+    if (!(raw > 1)) return 1;
+    const p = 10 ** Math.floor(Math.log10(raw));
+    for (const m of [1, 2, 5]) if (m * p >= raw) return m * p;
     return 10 * p;
+  }
+
+  // Ticks in view: {t: relative us, ns: integer ns from the trace start, label}.
+  ticks() {
+    const step = this.tickStepNs();
+    const unit = this.unitFor(step);
+    const first = Math.ceil((this.view[0] - this.origin) * 1000 / step);
+    const out = [];
+    for (let i = first; ; i++) {
+      const ns = i * step, t = this.origin + ns / 1000;
+      if (t > this.view[1] || out.length > 1000) break;
+      out.push({ t, ns, label: TimeAxis.fmtNs(ns, unit) });
+    }
+    return out;
+  }
+
+  // The unit of the labels (by the largest time in view) and the decimals
+  // the step needs in it, so that neighbouring ticks always differ.
+  unitFor(stepNs) {
+    const big = Math.max(Math.abs(this.view[0] - this.origin), Math.abs(this.view[1] - this.origin)) * 1000;
+    const [div, name] = big >= 1e9 ? [1e9, 's'] : big >= 1e6 ? [1e6, 'ms'] : big >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
+    const decimals = Math.max(0, Math.round(Math.log10(div)) - Math.floor(Math.log10(stepNs) + 1e-9));
+    return { div, name, decimals };
+  }
+
+  // Exact text of an integer ns count in a unit: integer arithmetic only,
+  // fraction digits in groups of three.
+  static fmtNs(ns, unit) {
+    const neg = ns < 0;
+    const a = BigInt(Math.round(Math.abs(ns)));
+    const div = BigInt(unit.div);
+    let text = (a / div).toString();
+    if (unit.decimals > 0) {
+      const frac = (a % div).toString().padStart(String(unit.div).length - 1, '0').slice(0, unit.decimals);
+      text += '.' + frac.replace(/(\d{3})(?=\d)/g, '$1\u2009');
+    }
+    return (neg && a !== 0n ? '-' : '') + text + ' ' + unit.name;
+  }
+
+  // A time in view (relative us) as the axis labels it, to the tick precision.
+  fmtRel(t) {
+    const step = this.tickStepNs();
+    const unit = this.unitFor(step);
+    return TimeAxis.fmtNs(Math.round((t - this.origin) * 1000 / step) * step, unit);
   }
 
   drawAxis(actx, w, dpr, fmtDur) {
@@ -96,32 +143,29 @@ export class TimeAxis {
     actx.clearRect(0, 0, w, 28);
     actx.fillStyle = '#fff';
     actx.fillRect(0, 0, w, 28);
-    const span = this.span();
-    const step = TimeAxis.niceStep(span, this.plotWidth());
     actx.font = '11px system-ui, sans-serif';
     actx.fillStyle = '#4b5563';
     actx.strokeStyle = '#c4c8cf';
     actx.textBaseline = 'middle';
-    const first = Math.ceil((this.view[0] - this.origin) / step) * step + this.origin;
+    const ticks = this.ticks().filter((k) => this.xOf(k.t) >= GUTTER);
     actx.beginPath();
-    for (let t = first; t <= this.view[1]; t += step) {
-      const x = Math.round(this.xOf(t)) + 0.5;
-      if (x < GUTTER) continue;
+    for (const k of ticks) {
+      const x = Math.round(this.xOf(k.t)) + 0.5;
       actx.moveTo(x, 16); actx.lineTo(x, 28);
-      actx.fillText(fmtDur(t - this.origin), x + 3, 10);
+      actx.fillText(k.label, x + 3, 10);
     }
     actx.stroke();
     actx.fillStyle = '#111827';
     actx.font = '600 11px system-ui, sans-serif';
-    actx.fillText(`${fmtDur(span)} visible`, 8, 14);
+    actx.fillText(`${fmtDur(this.span())} visible`, 8, 14);
+    return ticks;
   }
 
   // Grid lines under the tracks.
   drawGrid(ctx, H) {
-    const step = TimeAxis.niceStep(this.span(), this.plotWidth());
     ctx.strokeStyle = '#f0f1f4';
     ctx.beginPath();
-    for (let t = Math.ceil((this.view[0] - this.origin) / step) * step + this.origin; t <= this.view[1]; t += step) {
+    for (const { t } of this.ticks()) {
       const x = Math.round(this.xOf(t)) + 0.5;
       ctx.moveTo(x, 0); ctx.lineTo(x, H);
     }

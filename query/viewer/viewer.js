@@ -55,6 +55,7 @@ const S = {
   strings: new Map(),  // string id -> text (from tiles)
   selected: null,
   range: null,
+  marks: [],           // [[start, end]] flagged with "m"
   dpr: window.devicePixelRatio || 1,
   plan: new Map(),
   pinned: new Set(),
@@ -114,8 +115,11 @@ async function openTable(name, h, known) {
   const t = JSON.parse(text);
   axis.setTable(/"start_us":(-?[\d.]+)/.exec(text)[1], /"end_us":(-?[\d.]+)/.exec(text)[1]);
   S.table = t;
+  $('table').value = name;
   S.selected = null;
   S.range = null;
+  S.marks = [];
+  tt.marks = [];
   S.strings = new Map();
   renderer.colorById.clear();
   renderer.rgbById.clear();
@@ -197,15 +201,18 @@ function layout() {
   resize();
 }
 
+// Canvas sizes follow their boxes (never their own previous size, which
+// would keep a wide canvas over the side panel after the window narrows).
 function resize() {
   const w = scroller.clientWidth, h = scroller.clientHeight;
   S.dpr = window.devicePixelRatio || 1;
-  for (const [c, cw, ch] of [[canvas, w, h], [axisCanvas, axisCanvas.clientWidth, 28]]) {
-    c.width = Math.max(1, Math.round(cw * S.dpr));
-    c.height = Math.max(1, Math.round(ch * S.dpr));
-    c.style.width = cw + 'px';
-    c.style.height = ch + 'px';
-  }
+  canvas.width = Math.max(1, Math.round(w * S.dpr));
+  canvas.height = Math.max(1, Math.round(h * S.dpr));
+  canvas.style.width = w + 'px';
+  canvas.style.height = h + 'px';
+  // The axis keeps its CSS width (100% of the timeline): only its bitmap follows.
+  axisCanvas.width = Math.max(1, Math.round($('timeline').clientWidth * S.dpr));
+  axisCanvas.height = Math.round(28 * S.dpr);
   axis.width = w;
   viewChanged();
 }
@@ -355,11 +362,11 @@ function draw() {
   if (!S.table) return;
   const seq = tt.viewSeq;
   const { plan, missing, level } = planFrame();
-  axis.drawAxis(actx, axisCanvas.width / S.dpr, S.dpr, fmtDur);
-  $('range').textContent = `${fmtDur(axis.view[0] - axis.origin)} – ${fmtDur(axis.view[1] - axis.origin)}`;
+  tt.ticks = axis.drawAxis(actx, axisCanvas.width / S.dpr, S.dpr, fmtDur).map((k) => k.label);
+  $('range').textContent = `${axis.fmtRel(axis.view[0])} – ${axis.fmtRel(axis.view[1])}`;
   const frame = {
     axis, rows: S.rows, top, W, H, dpr: S.dpr, plan, groupOf: S.groupOf, strings: S.strings,
-    selected: S.selected, range: S.range, logTrack: tt.logTrack,
+    selected: S.selected, range: S.range, marks: S.marks, logTrack: tt.logTrack,
   };
   const t0 = performance.now();
   tt.eventsDrawn = renderer.draw(frame);
@@ -474,9 +481,35 @@ window.addEventListener('mouseup', (e) => {
 });
 canvas.addEventListener('mouseleave', () => { $('tooltip').hidden = true; });
 
+// Hovering the axis shows the exact time under the cursor, from the trace
+// start and absolute (the table's own clock, in us).
+axisCanvas.addEventListener('mousemove', (e) => {
+  const x = e.clientX - axisCanvas.getBoundingClientRect().left;
+  if (x < GUTTER || !S.table) { axisCanvas.title = ''; return; }
+  const t = axis.tOf(x);
+  axisCanvas.title = `${axis.fmtRel(t)} from the start\nabsolute ${axis.absUs(Math.round(t * 1000) / 1000)} µs`;
+  tt.axisHover = axisCanvas.title;
+});
+
+// Navigation keys work whatever has focus, except while typing in a text
+// box: a focused drop-down or button must not swallow them (a <select>
+// would otherwise switch tables on "s").
+const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', '?', '/', 'Escape', 'Enter']);
+function typing(el) {
+  return el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
+    (el.tagName === 'INPUT' && !['button', 'checkbox', 'radio', 'submit'].includes(el.type)));
+}
 window.addEventListener('keydown', (e) => {
-  if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT')) return;
-  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if ((e.ctrlKey || e.metaKey) && !e.altKey && (e.key === 'f' || e.key === 'F')) {
+    e.preventDefault();  // the page's search, not the browser's find bar
+    $('search').focus();
+    $('search').select();
+    return;
+  }
+  if (typing(e.target)) return;
+  if (e.ctrlKey || e.metaKey || e.altKey || !NAV_KEYS.has(e.key)) return;
+  if (e.key === 'Enter' && e.target && e.target.tagName === 'BUTTON') return;  // a click
+  if (e.target && e.target !== document.body && e.target.blur) e.target.blur();
   const atX = mouse.x >= GUTTER && mouse.x <= canvas.width / S.dpr && mouse.y >= 0 ? mouse.x : undefined;
   switch (e.key) {
     case 'w': case 'W': zoom(0.5, atX); break;
@@ -487,15 +520,29 @@ window.addEventListener('keydown', (e) => {
     case 'f': case 'F':
       if (S.range) { zoomTo(S.range[0], S.range[1], 0); S.range = null; } else if (S.selected) zoomTo(S.selected.ts, S.selected.ts + (S.selected.dur || 0));
       break;
-    case 'Escape': S.range = null; panels.select(null); break;
+    case 'm': case 'M': toggleMark(); break;
+    case '/': $('search').focus(); $('search').select(); break;
+    case 'Enter': if ($('search').value.trim()) panels.searchStep(e.shiftKey ? -1 : 1); break;
+    case 'Escape': if (!$('help').hidden) $('help').hidden = true; else { S.range = null; panels.select(null); } break;
     case '?': $('help').hidden = !$('help').hidden; break;
-    default: return;
   }
   e.preventDefault();
 });
 
+// "m" marks the selected range or event with a pair of flags (as in
+// chrome://tracing); marking the same span again removes them.
+function toggleMark() {
+  const span = S.range ? [S.range[0], S.range[1]] : S.selected ? [S.selected.ts, S.selected.ts + (S.selected.dur || 0)] : null;
+  if (!span) return;
+  const i = S.marks.findIndex((m) => m[0] === span[0] && m[1] === span[1]);
+  if (i >= 0) S.marks.splice(i, 1); else S.marks.push(span);
+  tt.marks = S.marks.map((m) => [axis.absUs(m[0]), axis.absUs(m[1])]);
+  requestDraw();
+}
+
 scroller.addEventListener('scroll', () => viewChanged());
-window.addEventListener('resize', () => resize());
+// Any change of the timeline's box (window, side panel, scroll bar).
+new ResizeObserver(() => resize()).observe(scroller);
 
 // ---- URL hash ------------------------------------------------------------------------
 
@@ -530,6 +577,7 @@ $('help-btn').addEventListener('click', () => { $('help').hidden = !$('help').hi
 
 function showError(e) { statusEl.textContent = 'error: ' + e.message; }
 tt.S = S;
+tt.axis = axis;
 tt.cache = cache;
 tt.setView = (a, b) => setView(a, b);
 // Page coordinates of a drawn, selectable event at least minPx wide.

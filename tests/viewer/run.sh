@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser test of the built-in viewer (see viewer_test.js).
-#   tests/viewer/run.sh [BUILD_DIR]    install what is missing, then run the test
+#   tests/viewer/run.sh [BUILD_DIR] [TEST.js]   install what is missing, then run
+#                                      the test (viewer_test.js by default)
 #   tests/viewer/run.sh --setup        only install (Debian chromium, npm ci)
 # Screenshots: tests/viewer/artifacts/.
 set -euo pipefail
@@ -29,4 +30,4 @@ if [ "${1:-}" = "--setup" ]; then
 fi
 setup
 build="${1:-$repo/build}"
-exec node "$here/viewer_test.js" "$build"
+exec node "$here/${2:-viewer_test.js}" "$build"

@@ -9,32 +9,11 @@
 // usage: node viewer_test.js [BUILD_DIR]   (run.sh installs what it needs)
 'use strict';
 
-const { chromium } = require('playwright-core');
-const { spawn, execFileSync } = require('child_process');
+const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-
-const repo = path.resolve(__dirname, '..', '..');
-const build = path.resolve(process.argv[2] || process.env.TT_BUILD || path.join(repo, 'build'));
-const tracetable = path.join(build, 'cli', 'tracetable');
-const gen = path.join(build, 'bench', 'tt_gen_trace');
-const artifacts = path.join(__dirname, 'artifacts');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-
-function check(cond, msg) {
-  if (!cond) throw new Error('check failed: ' + msg);
-  console.log('ok -', msg);
-}
-
-async function waitFor(page, fn, arg, what, timeout = 20000) {
-  try {
-    await page.waitForFunction(fn, arg, { timeout, polling: 50 });
-  } catch (e) {
-    const tt = await page.evaluate(() => ({ ...window.__tt, S: undefined, requests: window.__tt.requests.slice(-5) }));
-    throw new Error(`timed out waiting for ${what}; __tt=${JSON.stringify(tt)}`);
-  }
-}
+const { tracetable, gen, artifacts, check, waitFor, startServer, launch } = require('./harness');
 
 const idle = () => window.__tt.inflight === 0 && window.__tt.ready && document.body.dataset.viewState === 'ready';
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
@@ -111,20 +90,6 @@ function makeSample(dir) {
   return dir;
 }
 
-function startServer(table) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(tracetable, ['serve', table, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('server did not start: ' + out)), 15000);
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = /serving .* at (http:\/\/[^ ]+\/)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ proc, url: m[1] }); }
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
-  });
-}
-
 async function main() {
   const t0 = Date.now();
   fs.mkdirSync(artifacts, { recursive: true });
@@ -134,12 +99,7 @@ async function main() {
   let browser;
   const errors = [];
   try {
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-        '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
-    });
+    browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => {

@@ -1,0 +1,54 @@
+// Shared pieces of the viewer's browser tests: where the binaries are, a
+// checked assertion that logs, waiting on the page, `tracetable serve` on a
+// free port and headless Debian chromium (playwright-core, no download).
+'use strict';
+
+const { chromium } = require('playwright-core');
+const { spawn } = require('child_process');
+const path = require('path');
+
+const repo = path.resolve(__dirname, '..', '..');
+const build = path.resolve(process.argv[2] || process.env.TT_BUILD || path.join(repo, 'build'));
+const tracetable = path.join(build, 'cli', 'tracetable');
+const gen = path.join(build, 'bench', 'tt_gen_trace');
+const artifacts = path.join(__dirname, 'artifacts');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+function check(cond, msg) {
+  if (!cond) throw new Error('check failed: ' + msg);
+  console.log('ok -', msg);
+}
+
+async function waitFor(page, fn, arg, what, timeout = 20000) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling: 50 });
+  } catch (e) {
+    const tt = await page.evaluate(() => ({ ...window.__tt, S: undefined, cache: undefined, requests: window.__tt.requests.slice(-5) }));
+    throw new Error(`timed out waiting for ${what}; __tt=${JSON.stringify(tt)}`);
+  }
+}
+
+function startServer(table) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(tracetable, ['serve', table, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('server did not start: ' + out)), 15000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /serving .* at (http:\/\/[^ ]+\/)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ proc, url: m[1] }); }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${out}`)));
+  });
+}
+
+function launch() {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--no-first-run', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}
+
+module.exports = { repo, build, tracetable, gen, artifacts, check, waitFor, startServer, launch };

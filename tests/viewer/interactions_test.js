@@ -1,0 +1,194 @@
+// Browser test of the viewer's interactions (issue 12): exact time-axis
+// ticks down to ns with the absolute time on hover; keys that work whatever
+// has focus (a drop-down, the search box after a search), "/" and ctrl+f,
+// "m" flags, "?"; the axis following resizes; a table switch leaving nothing
+// of the previous table. Screenshots go to tests/viewer/artifacts/1x-*.png.
+//
+// usage: node interactions_test.js [BUILD_DIR]   (run.sh installs what it needs)
+'use strict';
+
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { tracetable, artifacts, check, waitFor, startServer, launch } = require('./harness');
+
+const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
+const EPOCH = 1700000000000000;  // us: an epoch-sized start, as real traces have
+
+// "sample": two threads over 300 ms from an epoch start; "second": another
+// small table whose name also starts with "s" (a focused drop-down would
+// jump to it on "s").
+function makeTables(dir) {
+  const ev = [{ ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: 'host-1' } }];
+  for (let t = 1; t <= 2; t++) {
+    for (let i = 0; i < 3000; i++) {
+      const ts = EPOCH + i * 100 + t;
+      ev.push({ ph: 'X', pid: 1, tid: t, ts, dur: 80, name: `step.${i % 20}`, args: { i } });
+      ev.push({ ph: 'X', pid: 1, tid: t, ts: ts + 10, dur: 30, name: `fusion.${i % 13}` });
+    }
+  }
+  const second = [{ ph: 'M', name: 'process_name', pid: 7, tid: 0, args: { name: 'other' } }];
+  for (let i = 0; i < 500; i++) second.push({ ph: 'X', pid: 7, tid: 1, ts: i * 20, dur: 15, name: `other.${i % 5}` });
+  for (const [name, events] of [['sample', ev], ['second', second]]) {
+    const f = path.join(dir, `${name}.json`);
+    fs.writeFileSync(f, JSON.stringify({ traceEvents: events }));
+    execFileSync(tracetable, ['ingest', f, '-o', path.join(dir, `${name}.tracetable`), '--force', '-q']);
+    fs.rmSync(f);
+  }
+}
+
+// Tick labels as numbers of ns ("230.620 2 ms" -> 230620200).
+function labelNs(label) {
+  const m = /^(-?[\d.\u2009]+) (s|ms|µs|ns)$/.exec(label);
+  if (!m) return NaN;
+  const digits = m[1].replace(/\u2009/g, '');
+  const [ip, fp = ''] = digits.split('.');
+  const exp = { s: 9, ms: 6, 'µs': 3, ns: 0 }[m[2]];
+  return Number(BigInt(ip + fp.padEnd(exp, '0').slice(0, exp)));
+}
+
+async function main() {
+  const t0 = Date.now();
+  fs.mkdirSync(artifacts, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tt-viewer-ix-'));
+  makeTables(dir);
+  const { proc, url } = await startServer(dir);
+  let browser;
+  const errors = [];
+  try {
+    browser = await launch();
+    const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/\/event\?id=/.test((m.location() || {}).url || '')) errors.push('console: ' + m.text());
+    });
+    await page.goto(url + '#table=sample');
+    await waitFor(page, ready, null, 'first render');
+    const span = () => page.evaluate(() => window.__tt.S && window.__tt.axis.span());
+    const table = () => page.evaluate(() => window.__tt.S.table.name);
+
+    // 1. Time axis: distinct, exact ticks at 1.1 us and 10 ns views, 230 ms in.
+    for (const [a, b, shot] of [[230620.0, 230621.1, '10-axis-1us.png'], [230620.001, 230620.011, '11-axis-10ns.png']]) {
+      await page.evaluate(([a, b]) => window.__tt.setView(window.__tt.axis.origin + a, window.__tt.axis.origin + b), [a, b]);
+      await waitFor(page, ready, null, `view of ${b - a} us`);
+      const st = await page.evaluate(() => ({ ticks: window.__tt.ticks, range: document.getElementById('range').textContent }));
+      const ns = st.ticks.map(labelNs);
+      const steps = ns.slice(1).map((v, i) => v - ns[i]);
+      check(st.ticks.length >= 3 && new Set(st.ticks).size === st.ticks.length, `${st.ticks.length} distinct ticks at a ${(b - a).toFixed(3)} us view: ${st.ticks.join(' | ')}`);
+      check(ns.every((v) => v >= a * 1000 - 1 && v <= b * 1000 + 1) && steps.every((d) => d > 0 && d === steps[0]),
+        `tick labels are exact times from the start, ${steps[0]} ns apart`);
+      const [r0, r1] = st.range.split(' – ');
+      check(r0 !== r1 && Math.abs(labelNs(r0) - a * 1000) <= steps[0] && Math.abs(labelNs(r1) - b * 1000) <= steps[0], `header range reads ${st.range}`);
+      await page.screenshot({ path: path.join(artifacts, shot) });
+    }
+    const ax = await page.locator('#axis').boundingBox();
+    await page.mouse.move(ax.x + 220 + (ax.width - 220) / 2, ax.y + 10);
+    const hv = await page.evaluate(() => ({ text: window.__tt.axisHover || '', origin: window.__tt.axis.absUs(window.__tt.axis.origin) }));
+    const hm = /^(.*) from the start\nabsolute (\d+)\.(\d{3}) µs$/.exec(hv.text);
+    const usNs = (s) => BigInt(s.split('.')[0]) * 1000n + BigInt((s.split('.')[1] || '').padEnd(3, '0'));
+    check(hm && BigInt(hm[2] + hm[3]) === usNs(hv.origin) + BigInt(labelNs(hm[1])) && labelNs(hm[1]) > 230620000,
+      `axis hover gives the time from the start and the absolute time: ${hv.text.replace(/\n/g, ' / ')}`);
+
+    // 4. Keys whatever has focus.
+    await page.keyboard.press('0');
+    await waitFor(page, ready, null, 'whole trace');
+    const full = await span();
+    await page.focus('#table');
+    await page.keyboard.press('w');
+    await waitFor(page, ready, null, 'w with the drop-down focused');
+    check(Math.abs(await span() - full / 2) < full * 1e-6 && await table() === 'sample', '"w" zooms in while the table drop-down has focus');
+    await page.focus('#table');
+    await page.keyboard.press('s');
+    await waitFor(page, ready, null, 's with the drop-down focused');
+    check(Math.abs(await span() - full) < full * 1e-6 && await table() === 'sample' &&
+      await page.evaluate(() => document.getElementById('table').value) === 'sample', '"s" zooms out and does not switch tables');
+
+    await page.click('#search');
+    await page.keyboard.type('fusion.7');
+    const landed = await page.evaluate(() => window.__tt.searchLanded);
+    await page.keyboard.press('Enter');
+    await waitFor(page, (n) => window.__tt.searchLanded > n, landed, 'search landing');
+    await waitFor(page, ready, null, 'search view');
+    check(await page.evaluate(() => document.activeElement.id !== 'search'), 'Enter runs the search and leaves the box');
+    const before = await span();
+    await page.keyboard.press('w');
+    await waitFor(page, ready, null, 'w after a search');
+    check(await page.inputValue('#search') === 'fusion.7' && Math.abs(await span() - before / 2) < before * 1e-6, '"w" after a search zooms and types nothing');
+    await page.keyboard.press('Enter');
+    await waitFor(page, (n) => window.__tt.searchLanded > n + 1, landed, 'Enter steps to the next match');
+    check(true, 'Enter outside the box steps to the next match');
+    await page.keyboard.press('/');
+    check(await page.evaluate(() => document.activeElement.id === 'search'), '"/" focuses the search box');
+    await page.keyboard.press('Escape');
+    check(await page.evaluate(() => document.activeElement.id !== 'search'), 'Esc leaves the search box');
+    await page.keyboard.press('Control+f');
+    check(await page.evaluate(() => document.activeElement.id === 'search'), 'ctrl+f focuses the search box');
+    await page.keyboard.press('Escape');
+
+    await page.keyboard.press('0');
+    await waitFor(page, ready, null, 'whole trace');
+    await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 1000, window.__tt.axis.origin + 1400));
+    await waitFor(page, ready, null, 'a 400 us view');
+    const target = await page.evaluate(() => window.__tt.visibleEvent(20));
+    await page.mouse.click(target.x, target.y);
+    await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, target.id, 'selection');
+    await page.keyboard.press('m');
+    const marks = await page.evaluate(() => {
+      const { S, axis, marks } = window.__tt;
+      return { marks, want: [axis.absUs(S.selected.ts), axis.absUs(S.selected.ts + S.selected.dur)] };
+    });
+    check(marks.marks.length === 1 && marks.marks[0][0] === marks.want[0] && marks.marks[0][1] === marks.want[1],
+      `"m" flags the selected event (${marks.marks[0]})`);
+    await page.screenshot({ path: path.join(artifacts, '12-marks.png') });
+    await page.keyboard.press('m');
+    check(await page.evaluate(() => window.__tt.marks.length === 0), '"m" again removes the flags');
+    await page.keyboard.press('?');
+    const help = await page.evaluate(() => ({ shown: !document.getElementById('help').hidden, text: document.getElementById('help').textContent }));
+    check(help.shown && /ctrl\+f/.test(help.text) && /mark/.test(help.text) && /esc/.test(help.text), '"?" lists the keys');
+    await page.screenshot({ path: path.join(artifacts, '13-keys.png') });
+    await page.keyboard.press('Escape');
+    check(await page.evaluate(() => document.getElementById('help').hidden), 'Esc closes the key list');
+
+    // 6. Resize: the axis follows the timeline; the side panel keeps its clicks.
+    for (const [w, shot] of [[900, '14-narrow.png'], [1920, '15-wide.png']]) {
+      await page.setViewportSize({ width: w, height: 800 });
+      await waitFor(page, ready, null, `resize to ${w}`);
+      await page.waitForTimeout(100);
+      const boxes = await page.evaluate(() => {
+        const r = (id) => document.getElementById(id).getBoundingClientRect();
+        return { axis: r('axis'), side: r('side'), tl: r('timeline'), bitmap: document.getElementById('axis').width / (window.devicePixelRatio || 1) };
+      });
+      check(Math.abs(boxes.axis.right - boxes.side.left) <= 1 && Math.abs(boxes.axis.width - boxes.tl.width) <= 1 && Math.abs(boxes.bitmap - boxes.axis.width) <= 1,
+        `at ${w} px the axis spans the timeline (${Math.round(boxes.axis.left)}–${Math.round(boxes.axis.right)}, side panel from ${Math.round(boxes.side.left)})`);
+      await page.click('[data-tab=stats]');
+      check(await page.evaluate(() => !document.getElementById('stats').hidden), `at ${w} px the Stats tab takes clicks`);
+      await page.click('[data-tab=details]');
+      await page.screenshot({ path: path.join(artifacts, shot) });
+    }
+    await page.setViewportSize({ width: 1500, height: 900 });
+
+    // 6. Table switch: nothing of the previous table stays; the drop-down follows.
+    check(await page.evaluate(() => document.getElementById('details').textContent.includes(window.__tt.selected.name)), 'details show the selected event');
+    await page.selectOption('#table', 'second');
+    await waitFor(page, () => window.__tt.S.table.name === 'second' && document.body.dataset.viewState === 'ready', null, 'switch to second');
+    const sw = await page.evaluate(() => ({ details: document.getElementById('details').textContent, selected: window.__tt.selected }));
+    check(sw.selected === null && /Click an event/.test(sw.details), 'switching tables clears the details');
+    await page.evaluate(() => { location.hash = '#table=sample'; });
+    await waitFor(page, () => window.__tt.S.table.name === 'sample' && document.body.dataset.viewState === 'ready', null, 'switch back by URL');
+    check(await page.evaluate(() => document.getElementById('table').value) === 'sample', 'the drop-down follows a switch by URL');
+    await page.screenshot({ path: path.join(artifacts, '16-switched.png') });
+
+    check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
+    console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    if (browser) await browser.close();
+    proc.kill('SIGINT');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error('FAIL:', e.message);
+  process.exit(1);
+});
