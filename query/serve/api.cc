@@ -14,6 +14,7 @@
 #include "format/json_text.h"
 #include "query/estimate.h"
 #include "query/search.h"
+#include "query/search_count.h"
 #include "query/trace_json.h"
 #include "query/track_filter.h"
 #include "query/window.h"
@@ -457,7 +458,20 @@ Reply SearchReply(const Table& t, const Params& p) {
     }
     absl::StrAppend(&out, "\n],\"next_cursor\":", next.empty() ? "null" : Quoted(next),
                     ",\"scanned_to_us\":", AbsoluteMicros(t, r.scanned_to),
-                    ",\"scanned_items\":", r.scanned, ",\"indexed\":", r.indexed ? "true" : "false", "}\n");
+                    ",\"scanned_items\":", r.scanned, ",\"indexed\":", r.indexed ? "true" : "false");
+    if (const std::string* c = Get(p, "count"); c && *c == "1") {
+      // Over the whole span, whatever the cursor: a lower bound past the budget.
+      SearchRequest req;
+      req.names = names;
+      req.tracks = tracks;
+      req.start = s.start;
+      req.end = s.end;
+      absl::StatusOr<SearchCount> n = CountMatches(t, std::move(req), kSearchCountBudget);
+      if (!n.ok()) Bad("", std::string(n.status().message()), 500);
+      absl::StrAppend(&out, ",\"total\":", n->total, ",\"total_exact\":", n->exact ? "true" : "false",
+                      ",\"counted_to_us\":", AbsoluteMicros(t, n->counted_to));
+    }
+    out.append("}\n");
     return Json(std::move(out));
   });
 }

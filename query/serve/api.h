@@ -4,6 +4,7 @@
 #ifndef TRACETABLE_QUERY_SERVE_API_H_
 #define TRACETABLE_QUERY_SERVE_API_H_
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,6 +36,7 @@ inline constexpr uint64_t kMaxBins = 2'000'000;         // (end - start) / resol
 inline constexpr uint64_t kMaxFullDetailEvents = 4'000'000;  // resolution 0 estimate
 inline constexpr uint64_t kStatsEventCap = 2'000'000;
 inline constexpr uint64_t kMaxSearchLimit = 1000;
+inline constexpr std::chrono::milliseconds kSearchCountBudget{2000};  // search count=1
 
 Reply ErrorReply(int status, std::string_view message, std::string_view parameter = {});
 

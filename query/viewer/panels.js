@@ -12,7 +12,7 @@ export class Panels {
   constructor(app) {
     this.app = app;
     this.stats = { timer: 0, seq: 0, key: '' };
-    this.search = { q: '', host: '', matches: [], index: -1, cursor: null, busy: false };
+    this.search = this.newSearch('', '', null);
     for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => this.showTab(b.dataset.tab));
     $('search-form').addEventListener('submit', (e) => { e.preventDefault(); this.searchStep(1); });
     $('search').addEventListener('keydown', (e) => {
@@ -27,7 +27,8 @@ export class Panels {
 
   // A new table: nothing of the previous one stays on screen.
   reset() {
-    this.search = { q: '', host: '', matches: [], index: -1, cursor: null, busy: false };
+    this.search = this.newSearch('', '', null);
+    this.app.highlight('');
     $('search-count').textContent = '';
     this.stats.key = '';
     this.select(null);
@@ -145,16 +146,27 @@ export class Panels {
 
   // ---- search ----
 
+  newSearch(q, host, from) {
+    return { q, host, from, matches: [], index: -1, cursor: null, busy: false, total: null };
+  }
+
+  searchParams(s) {
+    const params = new URLSearchParams({ q: s.q });
+    if (this.app.S.host) params.set('host', this.app.S.host);
+    return params;
+  }
+
+  // Pages of matches from `from` (absolute us text; null: the trace start).
   async searchMore() {
     const { S, axis } = this.app;
     const s = this.search;
     if (s.busy) return false;
     s.busy = true;
-    $('search-count').textContent = 'searching…';
     try {
-      const params = new URLSearchParams({ q: s.q, limit: '200' });
+      const params = this.searchParams(s);
+      params.set('limit', '200');
       if (s.cursor) params.set('cursor', s.cursor);
-      if (S.host) params.set('host', S.host);
+      else if (s.from !== null) params.set('start_us', s.from);
       const j = axis.parseJson(await getText(`/api/tables/${encodeURIComponent(S.table.name)}/search?${params}`));
       for (const m of j.matches) s.matches.push(m);
       s.cursor = j.next_cursor;
@@ -167,25 +179,57 @@ export class Panels {
     }
   }
 
+  // The exact number of matches in the whole trace (the server counts them;
+  // past its time budget it says "at least").
+  async countTotal() {
+    const { S } = this.app;
+    const s = this.search;
+    const params = this.searchParams(s);
+    params.set('limit', '1');
+    params.set('count', '1');
+    try {
+      const j = JSON.parse(await getText(`/api/tables/${encodeURIComponent(S.table.name)}/search?${params}`));
+      s.total = j.total_exact ? j.total.toLocaleString('en-US') : `≥ ${j.total.toLocaleString('en-US')}`;
+    } catch (e) {
+      s.total = '?';
+    }
+  }
+
+  // Enter: a new search starts at the view's start (not the trace start);
+  // past the last match it wraps to the trace start. Every match drawn is
+  // highlighted (renderer), and the view keeps its zoom when the match fits.
   async searchStep(dir) {
     const { S, axis, tt } = this.app;
     const q = $('search').value.trim();
     if (!q || !S.table) return;
     if (q !== this.search.q || this.search.host !== S.host) {
-      this.search = { q, host: S.host, matches: [], index: -1, cursor: null, busy: false };
-      await this.searchMore();
+      this.search = this.newSearch(q, S.host, axis.absUs(axis.view[0]));
+      this.app.highlight(q);
+      $('search-count').textContent = 'searching…';
+      await Promise.all([this.searchMore(), this.countTotal()]);
     }
-    const t = this.search;
+    let t = this.search;
     let i = t.index + dir;
     while (i >= t.matches.length && t.cursor) {
       if (!(await this.searchMore())) break;
     }
-    if (!t.matches.length) { $('search-count').textContent = 'no match'; return; }
-    if (i >= t.matches.length) i = 0;
-    if (i < 0) i = t.matches.length - 1;
+    if (i >= t.matches.length || i < 0) {
+      if (t.from !== null && (t.matches.length === 0 || i < 0 || i >= t.matches.length)) {
+        // Wrap to the trace start: matches before the view's start come in now.
+        const total = t.total;
+        this.search = t = this.newSearch(q, S.host, null);
+        t.total = total;
+        await this.searchMore();
+        for (let n = 0; dir < 0 && t.cursor && n < 20 && (await this.searchMore()); n++);
+      }
+      i = dir > 0 ? 0 : t.matches.length - 1;
+    }
+    if (!t.matches.length) { $('search-count').textContent = `no match · ${t.total || 0} total`; tt.searchTotal = t.total; return; }
     t.index = i;
-    $('search-count').textContent = `${i + 1} / ${t.matches.length}${t.cursor ? '+' : ''}`;
-    const m = t.matches[i];
+    const u = t;
+    $('search-count').textContent = `${u.from === null ? `match ${i + 1}` : `match ${i + 1} from the view`} · ${u.total} total`;
+    tt.searchTotal = u.total;
+    const m = u.matches[i];
     const id = S.trackByKey.get(`t|${m.pid}|${m.tid}`);
     const dur = Number(m.dur);
     const it = { ph: 'X', ts: m.ts, dur, name: m.name, cat: m.cat, depth: m.depth, id: m.id, track: id, summary: false };
@@ -193,8 +237,15 @@ export class Panels {
       const info = S.trackInfo.get(id);
       if (info && info.process.host !== S.host) { S.host = ''; $('host').value = ''; this.app.layout(); }
     }
-    const span = Math.max(dur * 4, (axis.full[1] - axis.full[0]) * 1e-6, 0.02);
-    this.app.setView(m.ts + dur / 2 - span / 2, m.ts + dur / 2 + span / 2);
+    // Keep the zoom (and so the context) when the match fits in the view:
+    // only pan to it when it is not already in full view.
+    const cur = axis.span();
+    if (dur <= cur * 0.8) {
+      if (m.ts < axis.view[0] || m.ts + dur > axis.view[1]) this.app.setView(m.ts + dur / 2 - cur / 2, m.ts + dur / 2 + cur / 2);
+    } else {
+      const span = dur * 1.25;
+      this.app.setView(m.ts + dur / 2 - span / 2, m.ts + dur / 2 + span / 2);
+    }
     this.app.reveal(it);
     this.select(it);
     tt.searchLanded++;

@@ -115,7 +115,7 @@ export class Renderer {
   }
 
   // f: {axis, rows, top, W, H, dpr, plan: Map(groupKey -> entries),
-  //     groupOf: Map(track -> groupKey), strings, selected, range, marks, logTrack}
+  //     groupOf: Map(track -> groupKey), strings, selected, range, marks, highlight, logTrack}
   draw(f) {
     const ctx = this.ctx;
     const { axis, W, H, top } = f;
@@ -125,6 +125,7 @@ export class Renderer {
     ctx.fillRect(0, 0, W, H);
     axis.drawGrid(ctx, H);
     this.log = f.logTrack !== undefined ? { track: f.logTrack, items: [] } : null;
+    this.hitIds = [];  // search matches drawn in this frame
     let drawn = 0;
     ctx.textBaseline = 'middle';
     for (const row of f.rows) {
@@ -175,6 +176,20 @@ export class Renderer {
     return drawn;
   }
 
+  // Whether a name (string id) contains the lower-case query; cached per
+  // query, as strings arrive with tiles.
+  matches(id, q, strings) {
+    if (this.matchQ !== q) { this.matchQ = q; this.matchById = new Map(); }
+    let m = this.matchById.get(id);
+    if (m === undefined) {
+      const name = strings.get(id);
+      if (name === undefined) return false;
+      m = name.toLowerCase().includes(q);
+      this.matchById.set(id, m);
+    }
+    return m;
+  }
+
   // A marked span: a vertical line with a flag at each end.
   drawMark(axis, m, H) {
     const ctx = this.ctx;
@@ -202,7 +217,8 @@ export class Renderer {
     const sel = f.selected;
     ctx.font = '11px system-ui, sans-serif';
     let n = 0, style = '';
-    const marks = [], hatched = [], labels = [];
+    const marks = [], hatched = [], labels = [], hits = [];
+    const hq = f.highlight || '';
     // The row's pixel buffer for narrow boxes (device pixels, plot area).
     const dpr = f.dpr;
     const bw = Math.max(1, Math.round((W - GUTTER) * dpr)), bh = Math.max(1, Math.round(row.h * dpr));
@@ -256,6 +272,8 @@ export class Renderer {
       const depth = Math.min(c.lane[i], maxDepth + 1);
       const y = y0 + 2 + depth * LANE;
       if (log) log.push(summary ? `s:${ts}:${depth}:${c.count[i]}` : `e:${c.id[i]}`);
+      // Search matches are outlined even when hidden under a neighbour.
+      if (hq && !summary && this.matches(c.name[i], hq, f.strings)) { hits.push(x, y, Math.max(w, 1)); this.hitIds.push(c.id[i]); }
       // Sub-pixel boxes hidden under the previous one on this lane.
       if (w < 1 && x < lastX[depth]) return;
       w = Math.max(w, 1);
@@ -314,6 +332,17 @@ export class Renderer {
     }
     ctx.fillStyle = '#111827';
     for (let j = 0; j < labels.length; j += 4) ctx.fillText(fitText(ctx, labels[j], labels[j + 1]), labels[j + 2], labels[j + 3]);
+    if (hits.length) {
+      ctx.strokeStyle = '#f59e0b';
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      for (let j = 0; j < hits.length; j += 3) {
+        const w = Math.max(3, hits[j + 2]);
+        ctx.rect(hits[j] + hits[j + 2] / 2 - w / 2, hits[j + 1], w, LANE - 2);
+      }
+      ctx.stroke();
+      ctx.lineWidth = 1;
+    }
     for (const [t, i] of marks) {
       const c = t.cols;
       const ts = c.ts[i];

@@ -56,6 +56,7 @@ const S = {
   selected: null,
   range: null,
   marks: [],           // [[start, end]] flagged with "m"
+  highlight: '',       // lower-case search text: matching slices are outlined
   dpr: window.devicePixelRatio || 1,
   plan: new Map(),
   pinned: new Set(),
@@ -78,6 +79,7 @@ const app = {
   setView: (a, b) => setView(a, b),
   reveal: (it) => reveal(it),
   layout: () => layout(),
+  highlight: (q) => { S.highlight = q.toLowerCase(); requestDraw(); },
   tableName: () => S.table.name,
 };
 const panels = new Panels(app);
@@ -89,6 +91,7 @@ function setViewState(state) {
 // says otherwise.
 function viewChanged() {
   tt.viewSeq++;
+  $('tooltip').hidden = true;  // it described what was under the cursor before
   setViewState('loading');
   requestDraw();
 }
@@ -366,10 +369,11 @@ function draw() {
   $('range').textContent = `${axis.fmtRel(axis.view[0])} – ${axis.fmtRel(axis.view[1])}`;
   const frame = {
     axis, rows: S.rows, top, W, H, dpr: S.dpr, plan, groupOf: S.groupOf, strings: S.strings,
-    selected: S.selected, range: S.range, marks: S.marks, logTrack: tt.logTrack,
+    selected: S.selected, range: S.range, marks: S.marks, highlight: S.highlight, logTrack: tt.logTrack,
   };
   const t0 = performance.now();
   tt.eventsDrawn = renderer.draw(frame);
+  tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };

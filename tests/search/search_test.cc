@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -24,6 +25,7 @@
 #include "leveldb/iterator.h"
 #include "leveldb/write_batch.h"
 #include "query/search.h"
+#include "query/search_count.h"
 #include "query/window.h"
 #include "store/table.h"
 #include "store/table_builder.h"
@@ -325,6 +327,60 @@ TEST(Search, CursorText) {
   EXPECT_EQ(c->ts, -5);
   EXPECT_EQ(c->track, 7u);
   EXPECT_EQ(c->id, 42u);
+}
+
+// ---- counting (query/search_count.h) ------------------------------------------
+
+SearchRequest CountRequest(const Table& t, const std::string& q, int64_t a, int64_t b) {
+  SearchRequest req;
+  req.names = NamesContaining(t, q, false);
+  req.tracks = AllTracks(t);
+  req.start = a;
+  req.end = b;
+  return req;
+}
+
+TEST(SearchCount, ExactTotalsMatchBruteForce) {
+  std::unique_ptr<Built> built = Build(5, 20, 1500, uint64_t{1} << 30);
+  auto table = Table::Open(built->path);
+  ASSERT_TRUE(table.ok()) << table.status();
+  const Table& t = **table;
+  const int64_t lo = t.meta().min_ts(), hi = t.meta().max_end();
+  std::vector<bool> all(t.resources().tracks_size(), true);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 16; ++i) {
+    int64_t a = lo, b = hi;
+    if (i >= 6) {  // spans cutting through events
+      a = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+      b = a + static_cast<int64_t>(rng() % static_cast<uint64_t>((hi - lo) / 4 + 1));
+    }
+    const std::string q = std::vector<std::string>{"conv_0", "MATMUL", "_1", "rare_needle", "nothing like it", "a"}[i % 6];
+    SCOPED_TRACE(absl::StrCat(q, " in [", a, ", ", b, "]"));
+    const size_t want = Expected(built->events, q, a, b, all).size();
+    for (uint64_t page : {uint64_t{1} << 16, uint64_t{3}}) {  // one page and many
+      absl::StatusOr<SearchCount> c = CountMatches(t, CountRequest(t, q, a, b), std::chrono::hours(1), page);
+      ASSERT_TRUE(c.ok()) << c.status();
+      EXPECT_TRUE(c->exact);
+      EXPECT_EQ(c->total, want);
+    }
+  }
+}
+
+TEST(SearchCount, OutOfBudgetIsALowerBoundNeverATotal) {
+  std::unique_ptr<Built> built = Build(6, 10, 1000, uint64_t{1} << 30);
+  auto table = Table::Open(built->path);
+  ASSERT_TRUE(table.ok()) << table.status();
+  const Table& t = **table;
+  const int64_t lo = t.meta().min_ts(), hi = t.meta().max_end();
+  std::vector<bool> all(t.resources().tracks_size(), true);
+  const size_t want = Expected(built->events, "a", lo, hi, all).size();
+  ASSERT_GT(want, 10u);
+  // A zero budget stops after the first page of 10.
+  absl::StatusOr<SearchCount> c = CountMatches(t, CountRequest(t, "a", lo, hi), std::chrono::milliseconds(0), 10);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->exact);
+  EXPECT_EQ(c->total, 10u);
+  EXPECT_LT(c->counted_to, hi);
 }
 
 // ---- shared real traces -----------------------------------------------------

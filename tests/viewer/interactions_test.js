@@ -1,7 +1,7 @@
 // Browser test of the viewer's interactions (issue 12): exact time-axis
 // ticks down to ns with the absolute time on hover; keys that work whatever
 // has focus (a drop-down, the search box after a search), "/" and ctrl+f,
-// "m" flags, "?"; the axis following resizes; a table switch leaving nothing
+// "m" flags, "?"; search from the view (highlight, exact total); the axis following resizes; a table switch leaving nothing
 // of the previous table. Screenshots go to tests/viewer/artifacts/1x-*.png.
 //
 // usage: node interactions_test.js [BUILD_DIR]   (run.sh installs what it needs)
@@ -15,12 +15,13 @@ const { tracetable, artifacts, check, waitFor, startServer, launch } = require('
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 const EPOCH = 1700000000000000;  // us: an epoch-sized start, as real traces have
+let generated = [];  // the events of "sample", for brute-force answers
 
 // "sample": two threads over 300 ms from an epoch start; "second": another
 // small table whose name also starts with "s" (a focused drop-down would
 // jump to it on "s").
 function makeTables(dir) {
-  const ev = [{ ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: 'host-1' } }];
+  const ev = generated = [{ ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: 'host-1' } }];
   for (let t = 1; t <= 2; t++) {
     for (let i = 0; i < 3000; i++) {
       const ts = EPOCH + i * 100 + t;
@@ -149,6 +150,33 @@ async function main() {
     await page.screenshot({ path: path.join(artifacts, '13-keys.png') });
     await page.keyboard.press('Escape');
     check(await page.evaluate(() => document.getElementById('help').hidden), 'Esc closes the key list');
+
+    // 5. Search from the current view: the first match is at or after the
+    // view's start, the zoom is kept, every match drawn is outlined and the
+    // total is exact.
+    const q5 = 'fusion.5';
+    const slices = generated.filter((e) => e.ph === 'X');
+    const t0us = Math.min(...slices.map((e) => e.ts));
+    const named = slices.filter((e) => e.name.includes(q5));
+    const [va, vb] = [150000, 150400];  // us from the trace start
+    await page.evaluate(([a, b]) => window.__tt.setView(window.__tt.axis.origin + a, window.__tt.axis.origin + b), [va, vb]);
+    await waitFor(page, ready, null, 'a 400 us view 150 ms in');
+    const landed5 = await page.evaluate(() => window.__tt.searchLanded);
+    await page.fill('#search', q5);
+    await page.press('#search', 'Enter');
+    await waitFor(page, (n) => window.__tt.searchLanded > n, landed5, 'search from the view');
+    await waitFor(page, ready, null, 'view on the match');
+    const s5 = await page.evaluate(() => ({ m: window.__tt.lastMatch, o: window.__tt.axis.origin, span: window.__tt.axis.span(),
+      view: window.__tt.axis.view.slice(), total: window.__tt.searchTotal, text: document.getElementById('search-count').textContent,
+      hits: [...new Set(window.__tt.highlighted)].length }));
+    const rel = s5.m.ts - s5.o;
+    const firstAfter = Math.min(...named.filter((e) => e.ts - t0us + e.dur >= va).map((e) => e.ts - t0us));
+    check(Math.abs(rel - firstAfter) < 1e-6, `the first match is the first one at the view's start (${rel.toFixed(3)} us from the start, not ${(Math.min(...named.map((e) => e.ts)) - t0us).toFixed(3)})`);
+    check(Math.abs(s5.span - (vb - va)) < 1e-6, `the zoom is kept when jumping (${s5.span.toFixed(3)} us)`);
+    check(s5.total === named.length.toLocaleString('en-US') && s5.text.includes(`${s5.total} total`), `exact total: ${s5.text}`);
+    const inView = named.filter((e) => e.ts - t0us <= s5.view[1] - s5.o && e.ts - t0us + e.dur >= s5.view[0] - s5.o).length;
+    check(inView > 1 && s5.hits === inView, `every match in view is outlined (${s5.hits} of ${inView})`);
+    await page.screenshot({ path: path.join(artifacts, '17-search.png') });
 
     // 6. Resize: the axis follows the timeline; the side panel keeps its clicks.
     for (const [w, shot] of [[900, '14-narrow.png'], [1920, '15-wide.png']]) {
