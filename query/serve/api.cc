@@ -13,6 +13,7 @@
 #include "format/time.h"
 #include "format/json_text.h"
 #include "query/estimate.h"
+#include "query/range_stats.h"
 #include "query/search.h"
 #include "query/search_count.h"
 #include "query/trace_json.h"
@@ -202,15 +203,6 @@ SearchResult RunSearch(const Table& t, std::vector<bool> names, std::vector<uint
   if (!r.ok()) Bad("", std::string(r.status().message()), 500);
   return *std::move(r);
 }
-
-// ---- stats ----------------------------------------------------------------
-
-struct Agg {
-  uint64_t count = 0;
-  int64_t total = 0;
-  int64_t self = 0;
-  int64_t max = 0;
-};
 
 // ---- XProf ----------------------------------------------------------------
 
@@ -482,109 +474,33 @@ Reply StatsReply(const Table& t, const Params& p) {
     const uint64_t top = std::max<uint64_t>(1, UintParam(p, "top", 20, 1000));
     bool all = false;
     const std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
-    WindowRequest req;
-    req.start = s.start;
-    req.end = s.end;
-    req.resolution = 0;
-    if (!all) req.tracks = tracks;
-    req.limit = kStatsEventCap;
-    if (EstimateEvents(t, tracks, s.start, s.end) > 8 * kStatsEventCap) {
-      // Reading the whole window would take long and the cap would cut it
-      // anyway: read only its first part.
-      const double est = EstimateEvents(t, tracks, s.start, s.end);
-      req.end = s.start + static_cast<int64_t>(static_cast<double>(s.end - s.start) *
-                                               (2.0 * kStatsEventCap / est));
-    }
-    absl::StatusOr<WindowResult> res = QueryWindow(t, req);
-    if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
-    const bool truncated = res->truncated || req.end < s.end;
-    const std::vector<WindowItem>& items = res->items;
-    // Self time: items are sorted by (track, ts, lane); a stack of open
-    // slices gives each slice's parent (the nearest enclosing shallower one).
-    std::vector<int64_t> self(items.size(), 0), clipped(items.size(), 0);
-    struct Open {
-      size_t index;
-      int64_t end;
-      uint32_t lane;
-    };
-    std::vector<Open> stack;
-    uint32_t current_track = UINT32_MAX;
-    int64_t covered_to = s.end;  // with truncation, where the data stops
-    if (res->truncated && !items.empty()) {
-      covered_to = s.start;
-      for (const WindowItem& it : items) covered_to = std::max(covered_to, it.row.ts);
-    } else if (req.end < s.end) {
-      covered_to = req.end;
-    }
-    for (size_t i = 0; i < items.size(); ++i) {
-      const WindowItem& it = items[i];
-      if (it.track != current_track) {
-        stack.clear();
-        current_track = it.track;
-      }
-      if (it.summary || it.row.kind != EventKind::kSlice) continue;
-      const int64_t a = std::max(it.row.ts, s.start);
-      const int64_t b = std::min(it.row.ts + it.row.dur, covered_to);
-      clipped[i] = self[i] = std::max<int64_t>(0, b - a);
-      while (!stack.empty() &&
-             (stack.back().end <= it.row.ts || stack.back().lane >= it.row.lane)) {
-        stack.pop_back();
-      }
-      if (!stack.empty()) {
-        const size_t pi = stack.back().index;
-        const int64_t pa = std::max(items[pi].row.ts, s.start);
-        const int64_t pb = std::min(items[pi].row.ts + items[pi].row.dur, covered_to);
-        const int64_t ov = std::min(b, pb) - std::max(a, pa);
-        if (ov > 0) self[pi] -= ov;
-      }
-      stack.push_back({i, it.row.ts + it.row.dur, it.row.lane});
-    }
-    absl::flat_hash_map<uint32_t, Agg> by_track;
-    absl::flat_hash_map<uint32_t, Agg> by_name;
-    for (size_t i = 0; i < items.size(); ++i) {
-      const WindowItem& it = items[i];
-      Agg& ta = by_track[it.track];
-      ta.count += it.row.count;
-      const bool counter = t.resources().tracks(it.track).kind() == proto::Track::COUNTER;
-      if (counter) continue;
-      Agg& na = by_name[it.row.name];
-      na.count += it.row.count;
-      ta.total += clipped[i];
-      ta.self += std::max<int64_t>(0, self[i]);
-      na.total += clipped[i];
-      na.self += std::max<int64_t>(0, self[i]);
-      na.max = std::max(na.max, clipped[i]);
-    }
-    std::vector<std::pair<uint32_t, Agg>> tv(by_track.begin(), by_track.end());
-    std::sort(tv.begin(), tv.end(), [](const auto& x, const auto& y) {
-      return x.second.total != y.second.total ? x.second.total > y.second.total : x.first < y.first;
-    });
-    std::vector<std::pair<uint32_t, Agg>> nv(by_name.begin(), by_name.end());
-    std::sort(nv.begin(), nv.end(), [](const auto& x, const auto& y) {
-      return x.second.self != y.second.self ? x.second.self > y.second.self : x.first < y.first;
-    });
+    absl::StatusOr<RangeStats> r = ComputeRangeStats(t, all ? std::vector<uint32_t>{} : tracks, s.start, s.end,
+                                                     kStatsEventCap);
+    if (!r.ok()) return ErrorReply(500, Sv(r.status().message()));
     std::string out;
     absl::StrAppend(&out, "{\"start_us\":", AbsoluteMicros(t, s.start), ",\"end_us\":",
-                    AbsoluteMicros(t, s.end), ",\"covered_to_us\":", AbsoluteMicros(t, covered_to),
-                    ",\"events\":", items.size(), ",\"truncated\":", truncated ? "true" : "false",
-                    ",\"num_tracks\":", tv.size(), ",\"num_names\":", nv.size(), ",\"tracks\":[");
-    for (size_t i = 0; i < tv.size() && i < top; ++i) {
-      const proto::Track& tr = t.resources().tracks(tv[i].first);
+                    AbsoluteMicros(t, s.end), ",\"covered_to_us\":", AbsoluteMicros(t, r->covered_to),
+                    ",\"events\":", r->events, ",\"truncated\":", r->truncated ? "true" : "false",
+                    ",\"num_tracks\":", r->tracks.size(), ",\"num_names\":", r->names.size(), ",\"tracks\":[");
+    for (size_t i = 0; i < r->tracks.size() && i < top; ++i) {
+      const auto& [id, a] = r->tracks[i];
+      const proto::Track& tr = t.resources().tracks(id);
       if (i) out.push_back(',');
-      absl::StrAppend(&out, "\n{\"track\":", tv[i].first, ",\"pid\":");
+      absl::StrAppend(&out, "\n{\"track\":", id, ",\"pid\":");
       AppendPid(t, tr.process(), &out);
       out.append(",\"name\":");
       AppendJsonString(&out, tr.name());
-      absl::StrAppend(&out, ",\"count\":", tv[i].second.count, ",\"total_us\":", Us(tv[i].second.total),
-                      ",\"self_us\":", Us(tv[i].second.self), "}");
+      absl::StrAppend(&out, ",\"count\":", a.count, ",\"total_us\":", Us(a.total), ",\"self_us\":", Us(a.self), "}");
     }
     out.append("\n],\"names\":[");
-    for (size_t i = 0; i < nv.size() && i < top; ++i) {
+    for (size_t i = 0; i < r->names.size() && i < top; ++i) {
+      const auto& [id, a] = r->names[i];
       if (i) out.push_back(',');
       out.append("\n{\"name\":");
-      AppendJsonString(&out, t.String(nv[i].first));
-      absl::StrAppend(&out, ",\"count\":", nv[i].second.count, ",\"total_us\":", Us(nv[i].second.total),
-                      ",\"self_us\":", Us(nv[i].second.self), ",\"max_us\":", Us(nv[i].second.max), "}");
+      AppendJsonString(&out, t.String(id));
+      absl::StrAppend(&out, ",\"count\":", a.count, ",\"total_us\":", Us(a.total), ",\"self_us\":", Us(a.self),
+                      ",\"slices\":", a.slices, ",\"min_us\":", Us(a.min), ",\"avg_us\":",
+                      Us(a.slices ? a.total / static_cast<int64_t>(a.slices) : 0), ",\"max_us\":", Us(a.max), "}");
     }
     out.append("\n]}\n");
     return Json(std::move(out));

@@ -11,7 +11,7 @@ import { $, color, esc, fmtDur, fmtNum, getText } from './util.js';
 export class Panels {
   constructor(app) {
     this.app = app;
-    this.stats = { timer: 0, seq: 0, key: '' };
+    this.stats = { timer: 0, seq: 0, key: '', byTrack: false };
     this.search = this.newSearch('', '', null);
     for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => this.showTab(b.dataset.tab));
     $('search-form').addEventListener('submit', (e) => { e.preventDefault(); this.searchStep(1); });
@@ -110,10 +110,20 @@ export class Panels {
     if (name === 'stats') { this.stats.key = ''; this.scheduleStats(); }
   }
 
-  scheduleStats() {
+  // Stats of the selected range (shift+drag) when there is one, else of the
+  // visible range; computed by the server (GET stats).
+  statsSpan() {
     const { S, axis } = this.app;
+    const [a0, b0] = S.range || axis.view;
+    const a = Math.max(axis.full[0], a0), b = Math.min(axis.full[1], b0);
+    return [a, Math.max(a, b), !!S.range];
+  }
+
+  scheduleStats() {
+    const { S } = this.app;
     if ($('stats').hidden || !S.table) return;
-    const key = `${S.table.name}|${S.host}|${axis.view[0]}|${axis.view[1]}`;
+    const [a, b] = this.statsSpan();
+    const key = `${S.table.name}|${S.host}|${a}|${b}|${this.stats.byTrack}`;
     if (key === this.stats.key) return;
     this.stats.key = key;
     clearTimeout(this.stats.timer);
@@ -123,22 +133,37 @@ export class Panels {
   async loadStats() {
     const { S, axis, tt } = this.app;
     const seq = ++this.stats.seq;
-    const a = Math.max(axis.full[0], axis.view[0]), b = Math.min(axis.full[1], axis.view[1]);
-    const params = new URLSearchParams({ start_us: axis.absUs(a), end_us: axis.absUs(Math.max(a, b)), top: '40' });
+    const [a, b, isRange] = this.statsSpan();
+    const params = new URLSearchParams({ start_us: axis.absUs(a), end_us: axis.absUs(b), top: '40' });
     if (S.host) params.set('host', S.host);
     const el = $('stats');
     try {
       const j = JSON.parse(await getText(`/api/tables/${encodeURIComponent(S.table.name)}/stats?${params}`));
       if (seq !== this.stats.seq) return;
-      const maxSelf = Math.max(1e-12, ...j.names.map((n) => n.self_us));
-      el.innerHTML = `<p class="muted">${fmtDur(b - a)} visible · ${j.events.toLocaleString()} events` +
-        `${j.truncated ? ' · <b>truncated</b> (first part only)' : ''}</p>` +
-        `<table class="stats-table"><tr><th>name</th><th class="num">count</th><th class="num">self</th><th class="num">total</th></tr>` +
-        j.names.map((n) => `<tr><td class="name"><span class="swatch" style="background:${color(n.name)}"></span>${esc(n.name)}` +
-          `<div class="bar" style="width:${(100 * n.self_us / maxSelf).toFixed(1)}%"></div></td>` +
-          `<td class="num">${n.count.toLocaleString()}</td><td class="num">${fmtDur(n.self_us)}</td><td class="num">${fmtDur(n.total_us)}</td></tr>`).join('') +
-        '</table>';
+      const head = `<p class="muted">${isRange ? `<b>selected range</b> ${esc(axis.fmtRel(a, 100))} – ${esc(axis.fmtRel(b, 100))} · ` : ''}` +
+        `${fmtDur(b - a)}${isRange ? '' : ' visible'} · ${j.events.toLocaleString()} events` +
+        `${j.truncated ? ` · <b>truncated</b>: counted up to ${esc(axis.fmtRel(axis.relFromText(String(j.covered_to_us))))}` : ''}` +
+        ` · <label><input type="checkbox" id="stats-by-track"${this.stats.byTrack ? ' checked' : ''}> by track</label></p>`;
+      let body;
+      if (this.stats.byTrack) {
+        body = `<table class="stats-table" id="stats-tracks"><tr><th>track</th><th class="num">count</th><th class="num">self</th><th class="num">total</th></tr>` +
+          j.tracks.map((t) => `<tr><td class="name">${esc(this.trackLabel(t.track))}</td><td class="num">${t.count.toLocaleString()}</td>` +
+            `<td class="num">${fmtDur(t.self_us)}</td><td class="num">${fmtDur(t.total_us)}</td></tr>`).join('') + '</table>';
+      } else {
+        const maxSelf = Math.max(1e-12, ...j.names.map((n) => n.self_us));
+        body = `<table class="stats-table" id="stats-names"><tr><th>name</th><th class="num">count</th><th class="num">self</th><th class="num">total</th>` +
+          `<th class="num">min</th><th class="num">avg</th><th class="num">max</th></tr>` +
+          j.names.map((n) => `<tr><td class="name"><span class="swatch" style="background:${color(n.name)}"></span>${esc(n.name)}` +
+            `<div class="bar" style="width:${(100 * n.self_us / maxSelf).toFixed(1)}%"></div></td>` +
+            `<td class="num">${n.count.toLocaleString()}</td><td class="num">${fmtDur(n.self_us)}</td><td class="num">${fmtDur(n.total_us)}</td>` +
+            (n.slices ? `<td class="num">${fmtDur(n.min_us)}</td><td class="num">${fmtDur(n.avg_us)}</td><td class="num">${fmtDur(n.max_us)}</td>`
+              : '<td class="num">—</td><td class="num">—</td><td class="num">—</td>') + '</tr>').join('') +
+          '</table>';
+      }
+      el.innerHTML = head + body;
+      $('stats-by-track').addEventListener('change', (e) => { this.stats.byTrack = e.target.checked; this.scheduleStats(); });
       tt.statsLoaded = (tt.statsLoaded || 0) + 1;
+      tt.stats = { range: isRange, start_us: axis.absUs(a), end_us: axis.absUs(b), names: j.names, tracks: j.tracks, byTrack: this.stats.byTrack };
     } catch (e) {
       if (seq === this.stats.seq) el.innerHTML = `<p class="muted">${esc(e.message)}</p>`;
     }

@@ -131,9 +131,10 @@ export class TimeAxis {
     return (neg && a !== 0n ? '-' : '') + text + ' ' + unit.name;
   }
 
-  // A time in view (relative us) as the axis labels it, to the tick precision.
-  fmtRel(t) {
-    const step = this.tickStepNs();
+  // A time in view (relative us) as the axis labels it, to the tick
+  // precision divided by `finer` (a power of ten).
+  fmtRel(t, finer = 1) {
+    const step = Math.max(1, this.tickStepNs() / finer);
     const unit = this.unitFor(step);
     return TimeAxis.fmtNs(Math.round((t - this.origin) * 1000 / step) * step, unit);
   }

@@ -471,6 +471,7 @@ window.addEventListener('mouseup', (e) => {
   canvas.classList.remove('dragging');
   const d = drag;
   drag = null;
+  if (d.moved && d.range && S.range) panels.showTab('stats');  // the selection's statistics
   if (d.moved) return;
   const r = canvas.getBoundingClientRect();
   const h = hitAt(e.clientX - r.left, e.clientY - r.top);

@@ -1,7 +1,8 @@
 // Browser test of the viewer's interactions (issue 12): exact time-axis
 // ticks down to ns with the absolute time on hover; keys that work whatever
 // has focus (a drop-down, the search box after a search), "/" and ctrl+f,
-// "m" flags, "?"; search from the view (highlight, exact total); the axis following resizes; a table switch leaving nothing
+// "m" flags, "?"; search from the view (highlight, exact total); range
+// statistics (shift+drag, per name and per track); the axis following resizes; a table switch leaving nothing
 // of the previous table. Screenshots go to tests/viewer/artifacts/1x-*.png.
 //
 // usage: node interactions_test.js [BUILD_DIR]   (run.sh installs what it needs)
@@ -178,6 +179,58 @@ async function main() {
     check(inView > 1 && s5.hits === inView, `every match in view is outlined (${s5.hits} of ${inView})`);
     await page.screenshot({ path: path.join(artifacts, '17-search.png') });
 
+    // 2. Range selection: shift+drag gives the range's statistics (server),
+    // per name count, total, self, min/avg/max, and per track on request.
+    await page.keyboard.press('Escape');
+    await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 2000, window.__tt.axis.origin + 2600));
+    await waitFor(page, ready, null, 'a 600 us view');
+    const tb = await page.locator('#tracks').boundingBox();
+    const statsBefore = await page.evaluate(() => window.__tt.statsLoaded || 0);
+    await page.keyboard.down('Shift');
+    await page.mouse.move(tb.x + 220 + (tb.width - 220) * 0.2, tb.y + 100);
+    await page.mouse.down();
+    await page.mouse.move(tb.x + 220 + (tb.width - 220) * 0.45, tb.y + 100, { steps: 5 });
+    await page.mouse.move(tb.x + 220 + (tb.width - 220) * 0.7, tb.y + 100, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await waitFor(page, (n) => (window.__tt.statsLoaded || 0) > n && window.__tt.stats.range, statsBefore, 'range statistics');
+    const st2 = await page.evaluate(() => ({ ...window.__tt.stats, o: window.__tt.axis.absUs(window.__tt.axis.origin), shown: !document.getElementById('stats').hidden }));
+    const ra = Number(st2.start_us) - EPOCH, rb = Number(st2.end_us) - EPOCH;  // us from EPOCH
+    const want = new Map();
+    const clip = (e) => Math.max(0, Math.min(e.ts - EPOCH + e.dur, rb) - Math.max(e.ts - EPOCH, ra));
+    for (const e of slices) {
+      if (!(e.ts - EPOCH <= rb && e.ts - EPOCH + e.dur >= ra)) continue;
+      const w = want.get(e.name) || { count: 0, total: 0, self: 0, min: Infinity, max: 0 };
+      const c = clip(e);
+      // A step's child is the fusion 10 us into it on the same thread.
+      const child = e.name.startsWith('step.') ? clip({ ts: e.ts + 10, dur: 30 }) : 0;
+      w.count++; w.total += c; w.self += c - child; w.min = Math.min(w.min, c); w.max = Math.max(w.max, c);
+      want.set(e.name, w);
+    }
+    const near = (x, y) => Math.abs(x - y) < 1e-6;
+    const bad = st2.names.filter((n) => {
+      const w = want.get(n.name);
+      return !w || n.count !== w.count || !near(n.total_us, w.total) || !near(n.self_us, w.self) || !near(n.min_us, w.min) ||
+        !near(n.max_us, w.max) || Math.abs(n.avg_us - w.total / w.count) > 1e-5;
+    });
+    check(st2.shown && st2.range && rb - ra > 100 && st2.names.length === want.size && bad.length === 0,
+      `range ${ra.toFixed(3)}–${rb.toFixed(3)} us: ${st2.names.length} names with exact count/total/self/min/avg/max` +
+      (bad.length ? ` (wrong: ${JSON.stringify(bad[0])} want ${JSON.stringify(want.get(bad[0].name))})` : ''));
+    await page.screenshot({ path: path.join(artifacts, '18-range-stats.png') });
+    const loaded = await page.evaluate(() => window.__tt.statsLoaded);
+    await page.click('#stats-by-track');
+    await waitFor(page, (n) => window.__tt.statsLoaded > n && window.__tt.stats.byTrack, loaded, 'stats by track');
+    const st3 = await page.evaluate(() => ({ tracks: window.__tt.stats.tracks, rows: document.querySelectorAll('#stats-tracks tr').length }));
+    const inRange = slices.filter((e) => e.ts - EPOCH <= rb && e.ts - EPOCH + e.dur >= ra).length;
+    check(st3.tracks.length === 2 && st3.rows === 3 && st3.tracks.reduce((x, t) => x + t.count, 0) === inRange,
+      `by track: ${st3.tracks.map((t) => t.count).join(' + ')} = ${inRange} events`);
+    await page.screenshot({ path: path.join(artifacts, '19-range-stats-tracks.png') });
+    await page.click('#stats-by-track');
+    await page.keyboard.press('Escape');
+    await waitFor(page, () => window.__tt.stats && !window.__tt.stats.range, null, 'stats of the view again after Esc');
+    check(true, 'Esc drops the range: stats are of the visible range again');
+    await page.click('[data-tab=details]');
+
     // 6. Resize: the axis follows the timeline; the side panel keeps its clicks.
     for (const [w, shot] of [[900, '14-narrow.png'], [1920, '15-wide.png']]) {
       await page.setViewportSize({ width: w, height: 800 });
@@ -197,6 +250,9 @@ async function main() {
     await page.setViewportSize({ width: 1500, height: 900 });
 
     // 6. Table switch: nothing of the previous table stays; the drop-down follows.
+    const ev6 = await page.evaluate(() => window.__tt.visibleEvent(20));
+    await page.mouse.click(ev6.x, ev6.y);
+    await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, ev6.id, 'selection before the switch');
     check(await page.evaluate(() => document.getElementById('details').textContent.includes(window.__tt.selected.name)), 'details show the selected event');
     await page.selectOption('#table', 'second');
     await waitFor(page, () => window.__tt.S.table.name === 'second' && document.body.dataset.viewState === 'ready', null, 'switch to second');
