@@ -53,6 +53,7 @@ export class Panels {
       ['category', esc(it.summary ? 'tracetable.summary' : (it.cat || '—'))],
       ['start', `${fmtDur(it.ts - axis.origin)} <span class="muted">(${axis.absUs(it.ts)} µs)</span>`],
       ['duration', it.ph === 'X' || it.summary ? fmtDur(it.dur) : '— (instant)'],
+      ...(it.ph === 'X' ? [['end', `${fmtDur(it.ts + it.dur - axis.origin)} <span class="muted">(${axis.absUs(it.ts + it.dur)} µs)</span>`]] : []),
       ['track', esc(this.trackLabel(it.track))],
       ['depth', String(it.depth)],
     ];
@@ -66,7 +67,11 @@ export class Panels {
       `<table class="kv">${rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('')}</table>` +
       (it.summary ? '<p class="muted">A summary of events shorter than the resolution; zoom in (f) to see them.</p>'
         : '<h3 style="margin-top:12px">arguments</h3><pre class="args" id="args">loading…</pre>');
-    if (!it.summary) {
+    if (!it.summary && it.hasArgs === false) {
+      // The tile says it has none: no request (and no 404 in the console).
+      $('args').textContent = '(no arguments)';
+      tt.argsShown++;
+    } else if (!it.summary) {
       const id = it.id;
       getText(`/api/tables/${encodeURIComponent(this.app.tableName())}/event?id=${id}`).then((text) => {
         if (!S.selected || S.selected.id !== id) return;
@@ -83,10 +88,14 @@ export class Panels {
 
   tooltip(h, e) {
     const tip = $('tooltip');
-    if (!h || (!h.item && !h.counter)) { tip.hidden = true; return; }
     const { axis } = this.app;
     let text;
-    if (h.counter) {
+    if (h && h.row && h.row.kind === 'track' && h.gutter) {
+      text = this.trackLabel(h.row.track.id);  // long names are cut in the gutter
+    } else if (!h || (!h.item && !h.counter)) {
+      tip.hidden = true;
+      return;
+    } else if (h.counter) {
       text = `${h.row.track.name}${h.row.track.series ? ' · ' + h.row.track.series : ''}\n${h.counter.v} (${fmtNum(h.counter.v)})  at ${fmtDur(h.counter.ts - axis.origin)}`;
     } else {
       const it = h.item;

@@ -18,7 +18,10 @@ export const COUNTER_H = 44;
 
 const KIND_SLICE = 0, KIND_INSTANT = 1, KIND_COUNTER = 2, KIND_FLOW_START = 3, KIND_FLOW_END = 5;
 const SUMMARY = 128;
-const FLAG_INCOMPLETE = 1, FLOW_OUT = 65536, FLOW_IN = 131072;
+const FLAG_INCOMPLETE = 1, FLAG_HAS_ARGS = 64, FLOW_OUT = 65536, FLOW_IN = 131072;
+// Summaries are drawn in one neutral hatched grey, so that they never pass
+// for events (their name is only an example of what they hold).
+const SUMMARY_RGB = [107, 114, 128], SUMMARY_COLOR = 'rgb(107,114,128)';
 const NARROW = 3;  // px: narrower boxes are written as pixels (no hatching, no label)
 
 // The item at index i of a tile as a plain object (for selection, tooltips,
@@ -39,6 +42,7 @@ export function itemAt(tile, i, track, strings) {
     it.kind = kind === KIND_SLICE ? 'slice' : kind === KIND_INSTANT ? 'instant' : 'flow';
   }
   if (c.flags[i] & FLAG_INCOMPLETE) it.incomplete = true;
+  if (!summary) it.hasArgs = (c.flags[i] & FLAG_HAS_ARGS) !== 0;
   return it;
 }
 
@@ -239,7 +243,7 @@ export class Renderer {
       const q = Math.round(a * 32), key = id * 64 + q;
       let v = packed.get(key);
       if (v === undefined) {
-        let rgb = this.rgbById.get(id);
+        let rgb = id < 0 ? SUMMARY_RGB : this.rgbById.get(id);
         if (rgb === undefined) { rgb = colorRgb(f.strings.get(id) || ''); this.rgbById.set(id, rgb); }
         const al = q / 32, mix = (c) => Math.round(c * al + 255 * (1 - al));
         v = (255 << 24 | mix(rgb[2]) << 16 | mix(rgb[1]) << 8 | mix(rgb[0])) >>> 0;
@@ -281,7 +285,7 @@ export class Renderer {
       n++;
       const selected = sel && !summary && sel.id === c.id[i] && sel.track === row.track.id;
       if (w < NARROW && !selected) {
-        if (summary) put(x, y, w, c.name[i], 0.35 + 0.55 * Math.min(1, c.covered[i] / Math.max(1e-9, dur)));
+        if (summary) put(x, y, w, -1, 0.25 + 0.5 * Math.min(1, c.covered[i] / Math.max(1e-9, dur)));
         else put(x, y, w, c.name[i], (c.flags[i] & FLAG_INCOMPLETE) ? 0.4 : 1);
         return;
       }
@@ -289,8 +293,8 @@ export class Renderer {
       if (col === undefined) { col = color(f.strings.get(c.name[i]) || ''); this.colorById.set(c.name[i], col); }
       if (summary) {
         const density = Math.min(1, c.covered[i] / Math.max(1e-9, dur));
-        ctx.globalAlpha = 0.35 + 0.55 * density;
-        if (col !== style) { ctx.fillStyle = col; style = col; }
+        ctx.globalAlpha = 0.25 + 0.5 * density;
+        if (style !== SUMMARY_COLOR) { ctx.fillStyle = SUMMARY_COLOR; style = SUMMARY_COLOR; }
         ctx.fillRect(x, y, w, LANE - 2);
         ctx.globalAlpha = 1;
         if (w >= 3) hatched.push(x, y, w);  // one pattern fill for all, after
@@ -315,7 +319,7 @@ export class Renderer {
         const avail = Math.min(x + w, W) - tx - 3;
         if (avail > 14) {
           const name = f.strings.get(c.name[i]) || '';
-          labels.push(summary ? `${name} ×${c.count[i]}` : name, avail, tx, y + (LANE - 2) / 2 + 1);
+          labels.push(summary ? `${c.count[i]} events · e.g. ${name}` : name, avail, tx, y + (LANE - 2) / 2 + 1);
         }
       }
     });
@@ -484,7 +488,7 @@ export class Renderer {
   hit(f, mx, y) {
     const row = f.rows.find((r) => y >= r.y && y < r.y + r.h);
     if (!row) return null;
-    if (row.kind === 'process' || mx < GUTTER) return { row };
+    if (row.kind === 'process' || mx < GUTTER) return { row, gutter: mx < GUTTER };
     const entries = f.plan.get(f.groupOf.get(row.track.id)) || [];
     const t = f.axis.tOf(mx);
     const slop = 3 * f.axis.span() / f.axis.plotWidth();

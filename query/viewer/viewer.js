@@ -73,6 +73,8 @@ const renderer = new Renderer(canvas);
 const cache = new TileCache(CACHE_BYTES);
 const loader = new TileLoader(onTile, onTileError);
 
+const stringsByTable = new Map();  // table name -> (string id -> text)
+
 const app = {
   S, axis, tt,
   requestDraw: () => requestDraw(),
@@ -123,9 +125,13 @@ async function openTable(name, h, known) {
   S.range = null;
   S.marks = [];
   tt.marks = [];
-  S.strings = new Map();
+  // Strings arrive with tiles, and the tile cache outlives a table switch:
+  // the strings of a table are kept for as long as its tiles may be.
+  if (!stringsByTable.has(name)) stringsByTable.set(name, new Map());
+  S.strings = stringsByTable.get(name);
   renderer.colorById.clear();
   renderer.rgbById.clear();
+  renderer.matchQ = null;  // its cache is by string id, which is per table
   if (renderer.packed) renderer.packed.clear();
   S.collapsed.clear();
   renderer.counterRange.clear();
@@ -143,6 +149,8 @@ async function openTable(name, h, known) {
     const a = axis.relFromText(h.start), b = axis.relFromText(h.end);
     if (isFinite(a) && isFinite(b) && b > a) axis.view = [a, b];
   }
+  // Folded processes (by id) from the URL.
+  if (h && h.collapsed) for (const id of h.collapsed.split(',')) if (/^\d+$/.test(id)) S.collapsed.add(Number(id));
   S.trackByKey.clear();
   S.trackInfo.clear();
   for (const p of t.processes) {
@@ -479,6 +487,7 @@ window.addEventListener('mouseup', (e) => {
     const id = h.row.process.id;
     if (S.collapsed.has(id)) S.collapsed.delete(id); else S.collapsed.add(id);
     layout();
+    scheduleHash();
     return;
   }
   S.range = null;
@@ -554,7 +563,7 @@ new ResizeObserver(() => resize()).observe(scroller);
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const o = {};
-  for (const k of ['table', 'start', 'end', 'host']) if (p.has(k)) o[k] = p.get(k);
+  for (const k of ['table', 'start', 'end', 'host', 'collapsed']) if (p.has(k)) o[k] = p.get(k);
   return o;
 }
 let hashTimer = 0;
@@ -564,6 +573,7 @@ function scheduleHash() {
     if (!S.table) return;
     const p = new URLSearchParams({ table: S.table.name, start: axis.absUs(axis.view[0]), end: axis.absUs(axis.view[1]) });
     if (S.host) p.set('host', S.host);
+    if (S.collapsed.size) p.set('collapsed', [...S.collapsed].sort((x, y) => x - y).join(','));
     history.replaceState(null, '', '#' + p.toString());
   }, 200);
 }
@@ -579,6 +589,27 @@ window.addEventListener('hashchange', () => {
 $('table').addEventListener('change', (e) => { openTable(e.target.value, {}).catch(showError); });
 $('host').addEventListener('change', (e) => { S.host = e.target.value; layout(); });
 $('help-btn').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
+// The side panel folds away (the timeline takes the width: ResizeObserver).
+$('side-btn').addEventListener('click', () => {
+  $('side').hidden = !$('side').hidden;
+  $('side-btn').setAttribute('aria-pressed', String($('side').hidden));
+});
+// A link to this view (table, range, host, folded processes).
+$('link-btn').addEventListener('click', async () => {
+  clearTimeout(hashTimer);
+  const p = new URLSearchParams({ table: S.table.name, start: axis.absUs(axis.view[0]), end: axis.absUs(axis.view[1]) });
+  if (S.host) p.set('host', S.host);
+  if (S.collapsed.size) p.set('collapsed', [...S.collapsed].sort((x, y) => x - y).join(','));
+  history.replaceState(null, '', '#' + p.toString());
+  tt.link = location.href;
+  try {
+    await navigator.clipboard.writeText(location.href);
+    $('link-btn').textContent = 'copied';
+  } catch (e) {
+    window.prompt('Link to this view', location.href);  // no clipboard (plain http, permissions)
+  }
+  setTimeout(() => { $('link-btn').textContent = 'link'; }, 1500);
+});
 
 function showError(e) { statusEl.textContent = 'error: ' + e.message; }
 tt.S = S;
@@ -586,7 +617,7 @@ tt.axis = axis;
 tt.cache = cache;
 tt.setView = (a, b) => setView(a, b);
 // Page coordinates of a drawn, selectable event at least minPx wide.
-tt.visibleEvent = (minPx = 6) => {
+tt.visibleEvent = (minPx = 6, prefix = '') => {
   if (!S.frame) return null;
   const r = canvas.getBoundingClientRect();
   const k = axis.plotWidth() / axis.span();
@@ -597,6 +628,7 @@ tt.visibleEvent = (minPx = 6) => {
     let found = null;
     forEachItem(S.plan.get(S.groupOf.get(row.track.id)) || [], row.track.id, (t, i) => {
       if (found || t.cols.kind[i] !== 0) return;  // an event (not a summary) slice
+      if (prefix && !(S.strings.get(t.cols.name[i]) || '').startsWith(prefix)) return;
       const a = Math.max(t.cols.ts[i], axis.view[0]), e = Math.min(t.cols.ts[i] + t.cols.dur[i], axis.view[1]);
       if ((e - a) * k < minPx) return;
       const it = itemAt(t, i, row.track.id, S.strings);

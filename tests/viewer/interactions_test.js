@@ -2,7 +2,9 @@
 // ticks down to ns with the absolute time on hover; keys that work whatever
 // has focus (a drop-down, the search box after a search), "/" and ctrl+f,
 // "m" flags, "?"; search from the view (highlight, exact total); range
-// statistics (shift+drag, per name and per track); the axis following resizes; a table switch leaving nothing
+// statistics (shift+drag, per name and per track); Perfetto extras
+// (neutral summaries, no /event request without arguments, end time, whole
+// track names on hover, a folding side panel, folds in a copyable link); the axis following resizes; a table switch leaving nothing
 // of the previous table. Screenshots go to tests/viewer/artifacts/1x-*.png.
 //
 // usage: node interactions_test.js [BUILD_DIR]   (run.sh installs what it needs)
@@ -262,6 +264,84 @@ async function main() {
     await waitFor(page, () => window.__tt.S.table.name === 'sample' && document.body.dataset.viewState === 'ready', null, 'switch back by URL');
     check(await page.evaluate(() => document.getElementById('table').value) === 'sample', 'the drop-down follows a switch by URL');
     await page.screenshot({ path: path.join(artifacts, '16-switched.png') });
+    await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 1000, window.__tt.axis.origin + 1400));
+    await waitFor(page, ready, null, 'a view seen before the switch');
+    const back = await page.evaluate(() => window.__tt.visibleEvent(20));
+    check(back && back.name.length > 0, `back on a table seen before, its cached tiles still have their names (${back && back.name})`);
+
+    // 7. Perfetto extras.
+    await page.keyboard.press('0');
+    await waitFor(page, ready, null, 'whole trace');
+    const px = await page.evaluate(() => {
+      const { S } = window.__tt;
+      const c = document.getElementById('tracks');
+      const row = S.rows.find((r) => r.kind === 'track');
+      const dpr = window.devicePixelRatio || 1;
+      const y = Math.round((row.y - document.getElementById('scroller').scrollTop + 2 + 6) * dpr);
+      const d = c.getContext('2d').getImageData(Math.round(230 * dpr), y, c.width - Math.round(240 * dpr), 1).data;
+      let ink = 0, colour = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        if (d[i] > 245 && d[i + 1] > 245 && d[i + 2] > 245) continue;
+        ink++;
+        if (Math.max(d[i], d[i + 1], d[i + 2]) - Math.min(d[i], d[i + 1], d[i + 2]) > 16) colour++;
+      }
+      return { ink, colour, summaries: window.__tt.eventsDrawn };
+    });
+    check(px.ink > 100 && px.colour === 0, `zoomed out, summary boxes are neutral grey (${px.ink} px inked, ${px.colour} coloured)`);
+    await page.screenshot({ path: path.join(artifacts, '20-summaries.png') });
+
+    await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 1000, window.__tt.axis.origin + 1400));
+    await waitFor(page, ready, null, 'a 400 us view');
+    const eventReqs = [];
+    const onReq = (r) => { if (/\/event\?id=/.test(r.url())) eventReqs.push(r.url()); };
+    page.on('request', onReq);
+    const fz = await page.evaluate(() => window.__tt.visibleEvent(10, 'fusion.'));
+    await page.mouse.click(fz.x, fz.y);
+    await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, fz.id, 'fusion selected');
+    await page.waitForTimeout(200);
+    const d7 = await page.evaluate(() => document.getElementById('details').textContent);
+    check(eventReqs.length === 0 && /\(no arguments\)/.test(d7), 'an event without arguments asks for none (no 404)');
+    check(/end/.test(d7) && /1700000000001\d{3}(\.\d+)? µs/.test(d7), 'details give the end time');
+    const st = await page.evaluate(() => window.__tt.visibleEvent(10, 'step.'));
+    await page.mouse.click(st.x, st.y);
+    await waitFor(page, () => /"i"/.test(document.getElementById('details').textContent), null, 'arguments of a step');
+    check(eventReqs.length === 1, 'an event with arguments fetches them');
+    page.off('request', onReq);
+
+    const rowY = await page.evaluate(() => {
+      const r = window.__tt.S.rows.find((x) => x.kind === 'track');
+      return r.y - document.getElementById('scroller').scrollTop + 8;
+    });
+    const tb7 = await page.locator('#tracks').boundingBox();
+    await page.mouse.move(tb7.x + 60, tb7.y + rowY);
+    const tip = await page.evaluate(() => ({ hidden: document.getElementById('tooltip').hidden, text: document.getElementById('tooltip').textContent }));
+    check(!tip.hidden && /host-1 › .*\(pid 1, tid 1\)/.test(tip.text), `hovering a track name shows it whole: ${tip.text}`);
+
+    await page.click('#side-btn');
+    await waitFor(page, ready, null, 'side panel folded');
+    const fold = await page.evaluate(() => ({ side: document.getElementById('side').hidden, axis: document.getElementById('axis').getBoundingClientRect().right, w: window.innerWidth }));
+    check(fold.side && Math.abs(fold.axis - fold.w) <= 1, `the side panel folds away and the timeline takes the width (${Math.round(fold.axis)} of ${fold.w})`);
+    await page.screenshot({ path: path.join(artifacts, '21-side-folded.png') });
+    await page.click('#side-btn');
+    check(await page.evaluate(() => !document.getElementById('side').hidden), 'and comes back');
+
+    const procY = await page.evaluate(() => {
+      const r = window.__tt.S.rows.find((x) => x.kind === 'process');
+      return r.y - document.getElementById('scroller').scrollTop + r.h / 2;
+    });
+    await page.mouse.click(tb7.x + 60, tb7.y + procY);
+    await waitFor(page, () => window.__tt.S.collapsed.size === 1, null, 'process folded');
+    await page.click('#link-btn');
+    const link = await page.evaluate(() => window.__tt.link);
+    check(/collapsed=\d+/.test(link) && /table=sample/.test(link), `the link keeps the folded process (${link.replace(/^.*#/, '#')})`);
+    const page2 = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    page2.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+    await page2.goto(link);
+    await waitFor(page2, ready, null, 'the link opened');
+    const p2 = await page2.evaluate(() => ({ collapsed: [...window.__tt.S.collapsed], rows: window.__tt.S.rows.filter((r) => r.kind === 'track').length }));
+    check(p2.collapsed.length === 1 && p2.rows === 0, 'opening the link shows the process folded');
+    await page2.screenshot({ path: path.join(artifacts, '22-link-folded.png') });
+    await page2.close();
 
     check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
     console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
