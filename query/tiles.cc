@@ -181,8 +181,11 @@ absl::StatusOr<std::string> EncodeTileAnswer(const Table& table, const TileReque
     w.Put<uint32_t>(static_cast<uint32_t>(i.row.count));
   }
   for (const WindowItem& i : items) {
-    const uint32_t f = (i.row.flags & 0xffff) | (i.row.flow_out ? kTileFlagFlowOut : 0) |
-                       (!i.row.flow_out && i.row.flow_in ? kTileFlagFlowIn : 0);
+    // One flow column: a slice in the middle of a chain bound by one id
+    // (flow_in == flow_out) carries both flags; under two different ids only
+    // flow_out fits (docs/api.md).
+    const bool in = i.row.flow_in && (!i.row.flow_out || i.row.flow_in == i.row.flow_out);
+    const uint32_t f = (i.row.flags & 0xffff) | (i.row.flow_out ? kTileFlagFlowOut : 0) | (in ? kTileFlagFlowIn : 0);
     w.Put<uint32_t>(f);
   }
   for (const WindowItem& i : items) w.Put<uint32_t>(flow_of(i.row));
@@ -258,6 +261,7 @@ absl::StatusOr<DecodedTile> DecodeTileAnswer(std::string_view bytes) {
     i.row.kind = static_cast<EventKind>(kind & ~kTileKindSummary);
     if (flag_words[k] & kTileFlagFlowOut) {
       i.row.flow_out = flows[k];
+      if (flag_words[k] & kTileFlagFlowIn) i.row.flow_in = flows[k];
     } else if (flag_words[k] & kTileFlagFlowIn) {
       i.row.flow_in = flows[k];
     } else {

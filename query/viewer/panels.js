@@ -67,6 +67,7 @@ export class Panels {
       `<table class="kv">${rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('')}</table>` +
       (it.summary ? '<p class="muted">A summary of events shorter than the resolution; zoom in (f) to see them.</p>'
         : '<h3 style="margin-top:12px">arguments</h3><pre class="args" id="args">loading…</pre>');
+    if (!it.summary) this.listFlows(it);
     if (!it.summary && it.hasArgs === false) {
       // The tile says it has none: no request (and no 404 in the console).
       $('args').textContent = '(no arguments)';
@@ -84,6 +85,30 @@ export class Panels {
       });
     }
     this.app.requestDraw();
+  }
+
+  // The selected slice's flows (as drawn: far ends outside the loaded tiles
+  // are not known here), each with a "go to" that selects the other end.
+  listFlows(it) {
+    const { axis, tt } = this.app;
+    const flows = this.app.flowsOf(it.id);
+    tt.flowList = flows.map((x) => ({ dir: x.dir, id: x.item.id, name: x.item.name }));
+    if (!flows.length) return;
+    const box = document.createElement('div');
+    box.id = 'flows';
+    box.innerHTML = '<h3 style="margin-top:12px">flows</h3>' + flows.map((x, j) =>
+      `<div class="flow">${x.dir === 'in' ? '← from' : '→ to'} <b>${esc(x.item.name)}</b> at ${esc(fmtDur(x.item.ts - axis.origin))} ` +
+      `<button type="button" data-flow="${j}">go to</button></div>`).join('');
+    $('details').insertBefore(box, $('details').querySelector('h3 + table + h3, h3 + table + p') || null);
+    for (const b of box.querySelectorAll('button')) {
+      b.addEventListener('click', () => {
+        const other = flows[Number(b.dataset.flow)].item;
+        const span = axis.span();
+        if (other.ts < axis.view[0] || other.ts > axis.view[1]) this.app.setView(other.ts - span / 2, other.ts + span / 2);
+        this.app.reveal(other);
+        this.select(other);
+      });
+    }
   }
 
   tooltip(h, e) {

@@ -17,6 +17,7 @@ export const PROC_H = 22;     // process header row
 export const COUNTER_H = 44;
 
 const KIND_SLICE = 0, KIND_INSTANT = 1, KIND_COUNTER = 2, KIND_FLOW_START = 3, KIND_FLOW_END = 5;
+const MAX_ARROWS = 300;  // more are thinned to an even sample
 const SUMMARY = 128;
 const FLAG_INCOMPLETE = 1, FLAG_HAS_ARGS = 64, FLOW_OUT = 65536, FLOW_IN = 131072;
 // Summaries are drawn in one neutral hatched grey, so that they never pass
@@ -434,6 +435,14 @@ export class Renderer {
   // Flow arrows between the visible tracks: flow events by flow id, and
   // slices that start or end a flow by their bind id. All of them when few,
   // else only the selected event's.
+  // Flow arrows. Each end is anchored on its slice at the slice's lane: a
+  // slice's flow_in at its start and flow_out at its end (a slice with both,
+  // the middle of a chain bound by one id, gives both ends); a flow event
+  // (s/t/f) on the deepest loaded slice of its track enclosing it. Within a
+  // flow id, each incoming end is joined to the latest outgoing end before
+  // it, so a chain A→B→C draws A→B and B→C. Past MAX_ARROWS the arrows are
+  // thinned to an even sample (the selected slice's always drawn);
+  // `this.flowInfo` says how many were drawn of how many.
   arrows(f) {
     const ctx = this.ctx;
     const { axis, top, W } = f;
@@ -442,6 +451,20 @@ export class Renderer {
       if (row.kind !== 'track' || row.track.kind === 'counter') continue;
       if (row.y - top + row.h < 0 || row.y - top > f.H) continue;
       const entries = f.plan.get(f.groupOf.get(row.track.id)) || [];
+      const laneY = (lane) => row.y - top + 2 + Math.min(lane, row.track.max_depth) * LANE + (LANE - 2) / 2;
+      let slices = null;  // this row's loaded slices, for anchoring flow events
+      const enclosing = (ts) => {
+        if (!slices) {
+          slices = [];
+          forEachItem(entries, row.track.id, (t, i) => {
+            const c = t.cols;
+            if (!(c.kind[i] & SUMMARY) && (c.kind[i] & 127) === KIND_SLICE) slices.push({ t, i, ts: c.ts[i], end: c.ts[i] + c.dur[i], lane: c.lane[i] });
+          });
+        }
+        let best = null;
+        for (const sl of slices) if (sl.ts <= ts && ts <= sl.end && (!best || sl.lane > best.lane)) best = sl;
+        return best;
+      };
       forEachItem(entries, row.track.id, (t, i) => {
         const c = t.cols;
         const kb = c.kind[i];
@@ -452,26 +475,44 @@ export class Renderer {
         const key = (isFlow ? 'f' : 'b') + c.flow[i];
         let l = byFlow.get(key);
         if (!l) { l = []; byFlow.set(key, l); }
-        const at = kind === KIND_SLICE && (c.flags[i] & FLOW_OUT) ? c.ts[i] + c.dur[i] : c.ts[i];
-        l.push({ ts: at, order: kind === KIND_SLICE ? ((c.flags[i] & FLOW_OUT) ? 0 : 1) : 0, id: c.id[i],
-          y: row.y - top + 2 + Math.min(c.lane[i], row.track.max_depth) * LANE + (LANE - 2) / 2 });
+        const track = row.track.id;
+        if (isFlow) {
+          const sl = enclosing(c.ts[i]);
+          const end = { ts: c.ts[i], y: laneY(sl ? sl.lane : c.lane[i]), id: sl ? sl.t.cols.id[sl.i] : c.id[i],
+            tile: sl ? sl.t : t, i: sl ? sl.i : i, track };
+          if (kind !== KIND_FLOW_START) l.push({ ...end, dir: 0 });      // in (f, t)
+          if (kind !== KIND_FLOW_END) l.push({ ...end, dir: 1 });        // out (s, t)
+        } else {
+          const base = { y: laneY(c.lane[i]), id: c.id[i], tile: t, i, track };
+          if (c.flags[i] & FLOW_IN) l.push({ ...base, ts: c.ts[i], dir: 0 });
+          if (c.flags[i] & FLOW_OUT) l.push({ ...base, ts: c.ts[i] + c.dur[i], dir: 1 });
+        }
       });
     }
     const pairs = [];
-    for (const [key, l] of byFlow) {
-      if (key[0] === 'b') l.sort((a, b) => a.order - b.order); else l.sort((a, b) => a.ts - b.ts);
-      for (let i = 0; i + 1 < l.length; i++) pairs.push([l[i], l[i + 1]]);
+    for (const l of byFlow.values()) {
+      l.sort((a, b) => a.ts - b.ts || a.dir - b.dir);
+      let out = null;
+      for (const p of l) {
+        if (p.dir === 1) { out = p; continue; }
+        if (out && out.id !== p.id) pairs.push([out, p]);
+      }
     }
     const sel = f.selected;
-    const few = pairs.length <= 400;
-    for (const [a, b] of pairs) {
-      const mine = sel && !sel.summary && (sel.id === a.id || sel.id === b.id);
-      if (!few && !mine) continue;
+    const mineOf = (a, b) => sel && !sel.summary && (sel.id === a.id || sel.id === b.id);
+    const stride = Math.max(1, Math.ceil(pairs.length / MAX_ARROWS));
+    this.flowPairs = pairs;
+    const drawnArrows = [];
+    for (let j = 0; j < pairs.length; j++) {
+      const [a, b] = pairs[j];
+      const mine = mineOf(a, b);
+      if (!mine && j % stride !== 0) continue;
       const px = axis.xOf(a.ts), qx = axis.xOf(b.ts);
       if (Math.max(px, qx) < GUTTER || Math.min(px, qx) > W) continue;
-      ctx.strokeStyle = mine ? 'rgba(17,24,39,0.95)' : 'rgba(55,65,81,0.35)';
-      ctx.fillStyle = mine ? 'rgba(17,24,39,0.95)' : 'rgba(55,65,81,0.5)';
-      ctx.lineWidth = mine ? 1.5 : 1;
+      drawnArrows.push({ from: a.id, to: b.id, x0: px, y0: a.y, x1: qx, y1: b.y, mine: !!mine });
+      ctx.strokeStyle = mine ? 'rgba(234,88,12,0.95)' : stride > 1 ? 'rgba(55,65,81,0.2)' : 'rgba(55,65,81,0.35)';
+      ctx.fillStyle = mine ? 'rgba(234,88,12,0.95)' : 'rgba(55,65,81,0.5)';
+      ctx.lineWidth = mine ? 2 : 1;
       ctx.beginPath();
       ctx.moveTo(px, a.y);
       const mx = (px + qx) / 2;
@@ -482,6 +523,17 @@ export class Renderer {
       ctx.fill();
     }
     ctx.lineWidth = 1;
+    this.flowInfo = { total: pairs.length, drawn: drawnArrows.length, thinned: stride > 1, arrows: drawnArrows };
+  }
+
+  // The flows of a slice in the last frame: [{dir: 'in'|'out', other: {tile, i, track, ts}}].
+  flowsOf(id) {
+    const out = [];
+    for (const [a, b] of this.flowPairs || []) {
+      if (a.id === id) out.push({ dir: 'out', other: b });
+      else if (b.id === id) out.push({ dir: 'in', other: a });
+    }
+    return out;
   }
 
   // What is at (mx, y) (y in content coordinates): {row, item} / {row, counter}.

@@ -82,6 +82,8 @@ const app = {
   reveal: (it) => reveal(it),
   layout: () => layout(),
   highlight: (q) => { S.highlight = q.toLowerCase(); requestDraw(); },
+  // The flows of a slice drawn in the last frame, with the far end as an item.
+  flowsOf: (id) => renderer.flowsOf(id).map((x) => ({ dir: x.dir, item: itemAt(x.other.tile, x.other.i, x.other.track, S.strings) })),
   tableName: () => S.table.name,
 };
 const panels = new Panels(app);
@@ -381,6 +383,7 @@ function draw() {
   };
   const t0 = performance.now();
   tt.eventsDrawn = renderer.draw(frame);
+  tt.flows = renderer.flowInfo;
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),

@@ -34,7 +34,29 @@ function makeTables(dir) {
   }
   const second = [{ ph: 'M', name: 'process_name', pid: 7, tid: 0, args: { name: 'other' } }];
   for (let i = 0; i < 500; i++) second.push({ ph: 'X', pid: 7, tid: 1, ts: i * 20, dur: 15, name: `other.${i % 5}` });
-  for (const [name, events] of [['sample', ev], ['second', second]]) {
+  // "flows": a Kineto-style ac2g flow from a cudaLaunchKernel nested in a
+  // ProfilerStep to a GPU kernel; a v2 chain A→B→C bound by one id; 600
+  // flows far later (thinning).
+  const flows = [
+    { ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: 'host' } },
+    { ph: 'M', name: 'process_name', pid: 2, tid: 0, args: { name: 'GPU 0' } },
+    { ph: 'X', pid: 1, tid: 1, ts: 0, dur: 1000, name: 'ProfilerStep#1' },
+    { ph: 'X', pid: 1, tid: 1, ts: 100, dur: 50, name: 'cudaLaunchKernel' },
+    { ph: 's', pid: 1, tid: 1, ts: 120, id: 7, cat: 'ac2g', name: 'ac2g' },
+    { ph: 'X', pid: 2, tid: 5, ts: 300, dur: 100, name: 'kernel' },
+    { ph: 'f', pid: 2, tid: 5, ts: 300, id: 7, bp: 'e', cat: 'ac2g', name: 'ac2g' },
+    { ph: 'X', pid: 3, tid: 1, ts: 0, dur: 100, name: 'chainA', bind_id: 'c1', flow_out: true },
+    { ph: 'X', pid: 3, tid: 1, ts: 200, dur: 100, name: 'chainB', bind_id: 'c1', flow_in: true, flow_out: true },
+    { ph: 'X', pid: 3, tid: 2, ts: 400, dur: 100, name: 'chainC', bind_id: 'c1', flow_in: true },
+  ];
+  for (let p = 0; p < 4; p++) {  // four sender/receiver pairs, 150 flows each, one per bin
+    for (let k = 0; k < 150; k++) {
+      const ts = 100000 + k * 66 + p * 3, id = 1000 + p * 1000 + k;
+      flows.push({ ph: 'X', pid: 4, tid: 10 + 2 * p, ts, dur: 4, name: 'send' }, { ph: 's', pid: 4, tid: 10 + 2 * p, ts: ts + 1, id, cat: 'x', name: 'msg' },
+        { ph: 'X', pid: 4, tid: 11 + 2 * p, ts: ts + 30, dur: 4, name: 'recv' }, { ph: 'f', pid: 4, tid: 11 + 2 * p, ts: ts + 30, id, bp: 'e', cat: 'x', name: 'msg' });
+    }
+  }
+  for (const [name, events] of [['sample', ev], ['second', second], ['flows', flows]]) {
     const f = path.join(dir, `${name}.json`);
     fs.writeFileSync(f, JSON.stringify({ traceEvents: events }));
     execFileSync(tracetable, ['ingest', f, '-o', path.join(dir, `${name}.tracetable`), '--force', '-q']);
@@ -342,6 +364,34 @@ async function main() {
     check(p2.collapsed.length === 1 && p2.rows === 0, 'opening the link shows the process folded');
     await page2.screenshot({ path: path.join(artifacts, '22-link-folded.png') });
     await page2.close();
+
+    // 3. Flows.
+    await page.goto(url + '#table=flows&start=0&end=1000');
+    await waitFor(page, () => window.__tt.S && window.__tt.S.table && window.__tt.S.table.name === 'flows' && document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq, null, 'flows table');
+    const fl = await page.evaluate(() => {
+      const tt = window.__tt;
+      const ev = (p) => tt.visibleEvent(1, p);
+      return { arrows: tt.flows.arrows, launch: ev('cudaLaunchKernel'), kernel: ev('kernel'), a: ev('chainA'), b: ev('chainB'), c: ev('chainC') };
+    });
+    const arrow = (x, y) => fl.arrows.find((r) => r.from === x.id && r.to === y.id);
+    const ac2g = arrow(fl.launch, fl.kernel);
+    check(ac2g && Math.abs(ac2g.y0 - (fl.launch.y - (await page.locator('#tracks').boundingBox()).y)) <= 2,
+      'the ac2g arrow starts on the cudaLaunchKernel slice at its lane (not the ProfilerStep lane)');
+    check(arrow(fl.a, fl.b) && arrow(fl.b, fl.c), `a chain A→B→C bound by one id draws both arrows (${fl.arrows.length} drawn)`);
+    await page.mouse.click(fl.b.x, fl.b.y);
+    await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, fl.b.id, 'chainB selected');
+    const list = await page.evaluate(() => ({ flows: window.__tt.flowList, mine: window.__tt.flows.arrows.filter((r) => r.mine).length }));
+    check(list.flows.length === 2 && list.flows.some((x) => x.dir === 'in' && x.name === 'chainA') && list.flows.some((x) => x.dir === 'out' && x.name === 'chainC') && list.mine === 2,
+      'selecting B highlights its two flows and lists them');
+    await page.screenshot({ path: path.join(artifacts, '23-flows.png') });
+    await page.click('#flows button[data-flow="' + (list.flows[0].name === 'chainC' ? 0 : 1) + '"]');
+    await waitFor(page, () => window.__tt.selected && window.__tt.selected.name === 'chainC', null, 'go to C');
+    check(true, '"go to" selects the far end');
+    await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 100000, window.__tt.axis.origin + 110000));
+    await waitFor(page, ready, null, '600 flows in view');
+    const thin = await page.evaluate(() => window.__tt.flows);
+    check(thin.total >= 500 && thin.thinned && thin.drawn > 100 && thin.drawn <= 310, `zoomed out, ${thin.total} flows are thinned to ${thin.drawn} arrows`);
+    await page.screenshot({ path: path.join(artifacts, '24-flows-thinned.png') });
 
     check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
     console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
