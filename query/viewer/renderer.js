@@ -162,7 +162,7 @@ export class Renderer {
       const tr = row.track;
       const label = tr.kind === 'counter' ? `${tr.name}${tr.series && tr.series !== tr.name ? ' · ' + tr.series : ''}` :
         `${tr.kind === 'async' ? 'async: ' : ''}${tr.name || 'thread'} ${tr.tid !== null ? '(' + tr.tid + ')' : ''}`;
-      ctx.fillText(label, 14, y + LANE / 2 + 1, GUTTER - 20);
+      ctx.fillText(row.pinned ? `pinned · ${label}` : label, 14, y + LANE / 2 + 1, GUTTER - 20);
     }
     ctx.strokeStyle = '#d9dce1';
     ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();

@@ -45,6 +45,7 @@ const S = {
   table: null,
   host: '',
   collapsed: new Set(),
+  pins: [],            // pinned track ids, drawn first
   rows: [],
   rowByTrack: new Map(),
   groups: [],          // {key, tracks, y0, y1}
@@ -136,6 +137,7 @@ async function openTable(name, h, known) {
   renderer.matchQ = null;  // its cache is by string id, which is per table
   if (renderer.packed) renderer.packed.clear();
   S.collapsed.clear();
+  S.pins = [];
   renderer.counterRange.clear();
   loader.cancelExcept(new Set());
   canvas.style.top = '0px';
@@ -153,6 +155,8 @@ async function openTable(name, h, known) {
   }
   // Folded processes (by id) from the URL.
   if (h && h.collapsed) for (const id of h.collapsed.split(',')) if (/^\d+$/.test(id)) S.collapsed.add(Number(id));
+  if (h && h.pins) for (const id of h.pins.split(',')) if (/^\d+$/.test(id) && Number(id) < t.num_tracks && !S.pins.includes(Number(id))) S.pins.push(Number(id));
+  tt.pins = S.pins.slice();
   S.trackByKey.clear();
   S.trackInfo.clear();
   for (const p of t.processes) {
@@ -175,6 +179,19 @@ function layout() {
   const rows = [], groups = [];
   S.groupOf = new Map();
   let y = 0;
+  // Pinned tracks first (in pin order); their groups stay as they are and
+  // also count as visible where the pinned rows are.
+  const pinY = new Map();
+  for (const id of S.pins) {
+    const info = S.trackInfo.get(id);
+    if (!info) continue;
+    const tr = info.track;
+    const h = tr.kind === 'counter' ? COUNTER_H : (tr.max_depth + 1) * LANE + 4;
+    rows.push({ kind: 'track', y, h, process: info.process, track: tr, pinned: true });
+    pinY.set(id, [y, y + h]);
+    y += h;
+  }
+  if (pinY.size) y += 6;
   const procs = S.table.processes.slice()
     .sort((a, b) => (sortIdx(a, Number(a.pid) || 0) - sortIdx(b, Number(b.pid) || 0)) ||
       String(a.pid).localeCompare(String(b.pid), undefined, { numeric: true }));
@@ -188,10 +205,13 @@ function layout() {
     if (shown) { rows.push({ kind: 'process', y, h: PROC_H, process: p, collapsed }); y += PROC_H; }
     for (let i = 0; i < tracks.length; i += GROUP_TRACKS) {
       const chunk = tracks.slice(i, i + GROUP_TRACKS);
-      const g = { key: chunk.map((tr) => tr.id).join(','), tracks: chunk.map((tr) => tr.id), y0: y, y1: y, shown: shown && !collapsed };
+      const g = { key: chunk.map((tr) => tr.id).join(','), tracks: chunk.map((tr) => tr.id), y0: y, y1: y, shown: shown && !collapsed,
+        pinned: chunk.filter((tr) => pinY.has(tr.id)).map((tr) => pinY.get(tr.id)) };
       for (const tr of chunk) S.groupOf.set(tr.id, g.key);
+      if (g.pinned.length && !g.shown) groups.push(g);
       if (g.shown) {
         for (const tr of chunk) {
+          if (pinY.has(tr.id)) continue;
           const h = tr.kind === 'counter' ? COUNTER_H : (tr.max_depth + 1) * LANE + 4;
           rows.push({ kind: 'track', y, h, process: p, track: tr });
           y += h;
@@ -232,6 +252,11 @@ function resize() {
 
 // ---- the tile plan ---------------------------------------------------------------
 
+// Whether a group has rows in [a, b) (content y): its own, or pinned ones.
+function inBand(g, a, b) {
+  return (g.y1 > g.y0 && g.y1 > a && g.y0 < b) || g.pinned.some(([p0, p1]) => p1 > a && p0 < b);
+}
+
 function tileUrl(g, level, k) {
   return `/api/tables/${encodeURIComponent(S.table.name)}/tile?level=${level}&k=${k}&tracks=${g.key}`;
 }
@@ -267,11 +292,11 @@ function planFrame() {
   let missing = 0;
   // Groups within a screen above or below are fetched once the visible
   // ones are in (their requests would delay the visible tiles otherwise).
-  const visibleNow = S.groups.filter((g) => g.y1 > top && g.y0 < top + H);
+  const visibleNow = S.groups.filter((g) => inBand(g, top, top + H));
   const visibleDone = visibleNow.every((g) => ks.every((k) => cache.has(tileKey(S.table.name, g.key, level, k))));
   for (const g of S.groups) {
-    const visible = g.y1 > top && g.y0 < top + H;
-    const near = g.y1 > top - H && g.y0 < top + 2 * H;
+    const visible = inBand(g, top, top + H);
+    const near = inBand(g, top - H, top + 2 * H);
     if (!visible && !(near && visibleDone)) continue;
     const entries = [];
     for (const k of ks) {
@@ -297,7 +322,7 @@ function planFrame() {
   // Once the visible tiles are in, the neighbours a pan would need next.
   if (missing === 0 && ks.length) {
     for (const g of S.groups) {
-      if (!(g.y1 > top && g.y0 < top + H)) continue;
+      if (!inBand(g, top, top + H)) continue;
       for (const k of [ks[0] - 1, ks[ks.length - 1] + 1]) {
         if (k < 0 || k > axis.lastTile(level)) continue;
         const key = tileKey(S.table.name, g.key, level, k);
@@ -511,7 +536,7 @@ axisCanvas.addEventListener('mousemove', (e) => {
 // Navigation keys work whatever has focus, except while typing in a text
 // box: a focused drop-down or button must not swallow them (a <select>
 // would otherwise switch tables on "s").
-const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', '?', '/', 'Escape', 'Enter']);
+const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', '?', '/', 'Escape', 'Enter']);
 function typing(el) {
   return el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
     (el.tagName === 'INPUT' && !['button', 'checkbox', 'radio', 'submit'].includes(el.type)));
@@ -538,6 +563,7 @@ window.addEventListener('keydown', (e) => {
       if (S.range) { zoomTo(S.range[0], S.range[1], 0); S.range = null; } else if (S.selected) zoomTo(S.selected.ts, S.selected.ts + (S.selected.dur || 0));
       break;
     case 'm': case 'M': toggleMark(); break;
+    case 'p': case 'P': if (S.selected) togglePin(S.selected.track); break;
     case '/': $('search').focus(); $('search').select(); break;
     case 'Enter': if ($('search').value.trim()) panels.searchStep(e.shiftKey ? -1 : 1); break;
     case 'Escape': if (!$('help').hidden) $('help').hidden = true; else { S.range = null; panels.select(null); } break;
@@ -545,6 +571,15 @@ window.addEventListener('keydown', (e) => {
   }
   e.preventDefault();
 });
+
+// "p" pins the selected event's track to the top (again: unpins).
+function togglePin(id) {
+  const i = S.pins.indexOf(id);
+  if (i >= 0) S.pins.splice(i, 1); else S.pins.push(id);
+  tt.pins = S.pins.slice();
+  layout();
+  scheduleHash();
+}
 
 // "m" marks the selected range or event with a pair of flags (as in
 // chrome://tracing); marking the same span again removes them.
@@ -566,7 +601,7 @@ new ResizeObserver(() => resize()).observe(scroller);
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const o = {};
-  for (const k of ['table', 'start', 'end', 'host', 'collapsed']) if (p.has(k)) o[k] = p.get(k);
+  for (const k of ['table', 'start', 'end', 'host', 'collapsed', 'pins']) if (p.has(k)) o[k] = p.get(k);
   return o;
 }
 let hashTimer = 0;
@@ -577,6 +612,7 @@ function scheduleHash() {
     const p = new URLSearchParams({ table: S.table.name, start: axis.absUs(axis.view[0]), end: axis.absUs(axis.view[1]) });
     if (S.host) p.set('host', S.host);
     if (S.collapsed.size) p.set('collapsed', [...S.collapsed].sort((x, y) => x - y).join(','));
+    if (S.pins.length) p.set('pins', S.pins.join(','));
     history.replaceState(null, '', '#' + p.toString());
   }, 200);
 }
@@ -603,6 +639,7 @@ $('link-btn').addEventListener('click', async () => {
   const p = new URLSearchParams({ table: S.table.name, start: axis.absUs(axis.view[0]), end: axis.absUs(axis.view[1]) });
   if (S.host) p.set('host', S.host);
   if (S.collapsed.size) p.set('collapsed', [...S.collapsed].sort((x, y) => x - y).join(','));
+  if (S.pins.length) p.set('pins', S.pins.join(','));
   history.replaceState(null, '', '#' + p.toString());
   tt.link = location.href;
   try {

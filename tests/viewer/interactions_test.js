@@ -347,6 +347,21 @@ async function main() {
     await page.click('#side-btn');
     check(await page.evaluate(() => !document.getElementById('side').hidden), 'and comes back');
 
+    // Pin thread (2) to the top: select one of its events, "p".
+    const on2 = await page.evaluate(() => {
+      const { S } = window.__tt;
+      const row = S.rows.filter((r) => r.kind === 'track')[1];
+      const ev = window.__tt.visibleEvent(10);
+      return { track: row.track.id, y: row.y - document.getElementById('scroller').scrollTop, ev };
+    });
+    await page.mouse.click(on2.ev.x, tb7.y + on2.y + 2 + 6);
+    await waitFor(page, (t) => window.__tt.selected && window.__tt.S.selected.track === t, on2.track, 'an event of thread 2 selected');
+    await page.keyboard.press('p');
+    await waitFor(page, ready, null, 'pinned');
+    const pin = await page.evaluate(() => { const r = window.__tt.S.rows; return { first: r[0].kind === 'track' && r[0].pinned ? r[0].track.id : null, n: r.filter((x) => x.kind === 'track' && x.track.id === r[0].track.id).length, drawn: window.__tt.eventsDrawn }; });
+    check(pin.first === on2.track && pin.n === 1 && pin.drawn > 0, `"p" pins the selected event's track to the top (track ${on2.track})`);
+    await page.screenshot({ path: path.join(artifacts, '25-pinned.png') });
+
     const procY = await page.evaluate(() => {
       const r = window.__tt.S.rows.find((x) => x.kind === 'process');
       return r.y - document.getElementById('scroller').scrollTop + r.h / 2;
@@ -360,8 +375,8 @@ async function main() {
     page2.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     await page2.goto(link);
     await waitFor(page2, ready, null, 'the link opened');
-    const p2 = await page2.evaluate(() => ({ collapsed: [...window.__tt.S.collapsed], rows: window.__tt.S.rows.filter((r) => r.kind === 'track').length }));
-    check(p2.collapsed.length === 1 && p2.rows === 0, 'opening the link shows the process folded');
+    const p2 = await page2.evaluate(() => ({ collapsed: [...window.__tt.S.collapsed], pins: window.__tt.S.pins, rows: window.__tt.S.rows.filter((r) => r.kind === 'track').length }));
+    check(/pins=\d+/.test(link) && p2.collapsed.length === 1 && p2.rows === 1 && p2.pins.length === 1, 'opening the link shows the process folded and the pinned track on top');
     await page2.screenshot({ path: path.join(artifacts, '22-link-folded.png') });
     await page2.close();
 
