@@ -68,6 +68,7 @@ export class Panels {
       (it.summary ? '<p class="muted">A summary of events shorter than the resolution; zoom in (f) to see them.</p>'
         : '<h3 style="margin-top:12px">arguments</h3><pre class="args" id="args">loading…</pre>');
     if (!it.summary) this.listFlows(it);
+    if (!it.summary && it.ph === 'X') this.relatives(it);
     if (!it.summary && it.hasArgs === false) {
       // The tile says it has none: no request (and no 404 in the console).
       $('args').textContent = '(no arguments)';
@@ -85,6 +86,40 @@ export class Panels {
       });
     }
     this.app.requestDraw();
+  }
+
+  // Parent, children and self time of the selected slice, from an exact
+  // (resolution 0) window over its span on its track: the tiles on screen
+  // may hold its children only as summaries.
+  async relatives(it) {
+    const { S, axis, tt } = this.app;
+    const box = document.createElement('table');
+    box.className = 'kv';
+    box.id = 'relatives';
+    box.innerHTML = '<tr><td>self</td><td class="muted">…</td></tr>';
+    $('details').querySelector('table.kv').after(box);
+    const params = new URLSearchParams({ start_us: axis.absUs(it.ts), end_us: axis.absUs(it.ts + it.dur), resolution_us: '0',
+      tracks: String(it.track), limit: '20000' });
+    let rows;
+    try {
+      const j = axis.parseJson(await getText(`/api/tables/${encodeURIComponent(S.table.name)}/window?${params}`));
+      const ev = j.traceEvents.filter((e) => e.ph === 'X' && e.cat !== 'tracetable.summary');
+      if (j.tracetable.truncated) throw new Error('too many events inside to count');
+      const end = it.ts + it.dur;
+      let parent = null;
+      for (const e of ev) if (e.tt_depth < it.depth && e.ts <= it.ts && e.ts + e.dur >= end && (!parent || e.tt_depth > parent.tt_depth)) parent = e;
+      const kids = ev.filter((e) => e.tt_depth === it.depth + 1 && e.ts >= it.ts && e.ts <= end && e.tt_id !== it.id);
+      const covered = kids.reduce((x, e) => x + Math.max(0, Math.min(e.ts + e.dur, end) - Math.max(e.ts, it.ts)), 0);
+      const self = Math.max(0, it.dur - covered);
+      tt.relatives = { id: it.id, parent: parent ? parent.name : null, children: kids.map((e) => e.name), self };
+      rows = [['self', fmtDur(self)], ['parent', parent ? esc(parent.name) : '—'],
+        ['children', kids.length ? `${kids.length}: ${kids.slice(0, 5).map((e) => esc(e.name)).join(', ')}${kids.length > 5 ? ', …' : ''}` : '—']];
+    } catch (e) {
+      tt.relatives = { id: it.id, error: e.message };
+      rows = [['self', `<span class="muted">unknown (${esc(e.message)})</span>`]];
+    }
+    if (!S.selected || S.selected.id !== it.id) return;
+    box.innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('');
   }
 
   // The selected slice's flows (as drawn: far ends outside the loaded tiles

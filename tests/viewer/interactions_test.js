@@ -324,10 +324,17 @@ async function main() {
     const d7 = await page.evaluate(() => document.getElementById('details').textContent);
     check(eventReqs.length === 0 && /\(no arguments\)/.test(d7), 'an event without arguments asks for none (no 404)');
     check(/end/.test(d7) && /1700000000001\d{3}(\.\d+)? µs/.test(d7), 'details give the end time');
+    await waitFor(page, (id) => window.__tt.relatives && window.__tt.relatives.id === id, fz.id, 'relatives of the fusion');
+    const relF = await page.evaluate(() => window.__tt.relatives);
+    check(/^step\./.test(relF.parent) && relF.children.length === 0 && Math.abs(relF.self - 30) < 1e-9, `details: parent ${relF.parent}, no children, self ${relF.self} us`);
     const st = await page.evaluate(() => window.__tt.visibleEvent(10, 'step.'));
     await page.mouse.click(st.x, st.y);
     await waitFor(page, () => /"i"/.test(document.getElementById('details').textContent), null, 'arguments of a step');
     check(eventReqs.length === 1, 'an event with arguments fetches them');
+    await waitFor(page, (id) => window.__tt.relatives && window.__tt.relatives.id === id, st.id, 'relatives of the step');
+    const relS = await page.evaluate(() => window.__tt.relatives);
+    check(relS.parent === null && relS.children.length === 1 && /^fusion\./.test(relS.children[0]) && Math.abs(relS.self - 50) < 1e-9,
+      `details: a step's child ${relS.children[0]} and self time ${relS.self} us (80 - 30)`);
     page.off('request', onReq);
 
     const rowY = await page.evaluate(() => {
