@@ -343,6 +343,14 @@ Reply TableReply(const NamedTable& nt) {
     out.append(",\"host\":");
     AppendJsonString(&out, p.host());
     if (p.has_sort_index()) absl::StrAppend(&out, ",\"sort_index\":", p.sort_index());
+    if (p.labels_size() > 0) {
+      out.append(",\"labels\":[");
+      for (int k = 0; k < p.labels_size(); ++k) {
+        if (k) out.push_back(',');
+        AppendJsonString(&out, p.labels(k));
+      }
+      out.push_back(']');
+    }
     out.append(",\"tracks\":[");
     for (size_t k = 0; k < by_process[i].size(); ++k) {
       if (k) out.push_back(',');

@@ -38,7 +38,8 @@ export class Panels {
   trackLabel(id) {
     const info = this.app.S.trackInfo.get(id);
     if (!info) return String(id);
-    return `${info.process.name || 'pid ' + info.process.pid} › ${info.track.name || info.track.tid} (pid ${info.process.pid}, tid ${info.track.tid})`;
+    const pl = info.process.labels && info.process.labels.length ? ` [${info.process.labels.join(', ')}]` : '';
+    return `${info.process.name || 'pid ' + info.process.pid}${pl} › ${info.track.name || info.track.tid} (pid ${info.process.pid}, tid ${info.track.tid})`;
   }
 
   select(it) {

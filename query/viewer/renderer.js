@@ -142,7 +142,9 @@ export class Renderer {
         ctx.fillStyle = '#1f2937';
         ctx.font = '600 12px system-ui, sans-serif';
         const p = row.process;
-        const label = `${row.collapsed ? '▸' : '▾'} ${p.name || 'process'}  (pid ${p.pid})${p.host ? ' · ' + p.host : ''}`;
+        // Process labels (Kineto "GPU 1") as Perfetto shows them.
+        const labels = p.labels && p.labels.length ? ` [${p.labels.join(', ')}]` : '';
+        const label = `${row.collapsed ? '▸' : '▾'} ${p.name || (labels ? '' : 'process')}${labels}  (pid ${p.pid})${p.host ? ' · ' + p.host : ''}`;
         ctx.fillText(label, 6, y + row.h / 2, W - 12);
         continue;
       }

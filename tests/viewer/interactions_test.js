@@ -40,6 +40,7 @@ function makeTables(dir) {
   const flows = [
     { ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: 'host' } },
     { ph: 'M', name: 'process_name', pid: 2, tid: 0, args: { name: 'GPU 0' } },
+    { ph: 'M', name: 'process_labels', pid: 2, tid: 0, args: { labels: 'GPU 1' } },
     { ph: 'X', pid: 1, tid: 1, ts: 0, dur: 1000, name: 'ProfilerStep#1' },
     { ph: 'X', pid: 1, tid: 1, ts: 100, dur: 50, name: 'cudaLaunchKernel' },
     { ph: 's', pid: 1, tid: 1, ts: 120, id: 7, cat: 'ac2g', name: 'ac2g' },
@@ -395,6 +396,14 @@ async function main() {
       const ev = (p) => tt.visibleEvent(1, p);
       return { arrows: tt.flows.arrows, launch: ev('cudaLaunchKernel'), kernel: ev('kernel'), a: ev('chainA'), b: ev('chainB'), c: ev('chainC') };
     });
+    const gpuRow = await page.evaluate(() => {
+      const r = window.__tt.S.rows.find((x) => x.kind === 'track' && x.process.pid === 2);
+      return r.y - document.getElementById('scroller').scrollTop + 8;
+    });
+    const tbf = await page.locator('#tracks').boundingBox();
+    await page.mouse.move(tbf.x + 60, tbf.y + gpuRow);
+    const gpuTip = await page.evaluate(() => document.getElementById('tooltip').textContent);
+    check(/GPU 0 \[GPU 1\] › /.test(gpuTip), `Kineto process_labels are shown (${gpuTip})`);
     const arrow = (x, y) => fl.arrows.find((r) => r.from === x.id && r.to === y.id);
     const ac2g = arrow(fl.launch, fl.kernel);
     check(ac2g && Math.abs(ac2g.y0 - (fl.launch.y - (await page.locator('#tracks').boundingBox()).y)) <= 2,
