@@ -19,7 +19,8 @@ export class Panels {
       // Enter runs the search and leaves the box, so that w/a/s/d navigate
       // at once; Enter again (or / to come back) steps on.
       if (e.key === 'Enter') { e.preventDefault(); e.target.blur(); this.searchStep(e.shiftKey ? -1 : 1); }
-      if (e.key === 'Escape') e.target.blur();
+      // Esc leaves the box keeping the query (a search input would clear it).
+      if (e.key === 'Escape') { e.preventDefault(); e.target.blur(); }
     });
     $('search-next').addEventListener('click', () => this.searchStep(1));
     $('search-prev').addEventListener('click', () => this.searchStep(-1));

@@ -148,7 +148,7 @@ async function main() {
     await page.keyboard.press('/');
     check(await page.evaluate(() => document.activeElement.id === 'search'), '"/" focuses the search box');
     await page.keyboard.press('Escape');
-    check(await page.evaluate(() => document.activeElement.id !== 'search'), 'Esc leaves the search box');
+    check(await page.evaluate(() => document.activeElement.id !== 'search') && await page.inputValue('#search') === 'fusion.7', 'Esc leaves the search box, keeping the query');
     await page.keyboard.press('Control+f');
     check(await page.evaluate(() => document.activeElement.id === 'search'), 'ctrl+f focuses the search box');
     await page.keyboard.press('Escape');
