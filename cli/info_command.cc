@@ -3,7 +3,7 @@
 #include <iostream>
 #include <map>
 
-#include "leveldb/db.h"
+#include "leveldb/iterator.h"
 #include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/tile_codec.h"
@@ -167,9 +167,7 @@ void PrintLevels(const Table& t) {
   };
   std::map<std::pair<char, int>, Acc> acc;
   uint64_t args = 0, args_bytes = 0;
-  leveldb::ReadOptions ro;
-  ro.fill_cache = false;
-  std::unique_ptr<leveldb::Iterator> it(t.db()->NewIterator(ro));
+  std::unique_ptr<leveldb::Iterator> it = t.NewIterator();
   std::vector<TileRow> rows;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     TileKey k;

@@ -11,7 +11,7 @@
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/tile_codec.h"
-#include "leveldb/db.h"
+#include "leveldb/iterator.h"
 #include "store/table_format.h"
 
 namespace tracetable::cli {
@@ -23,10 +23,7 @@ class Verifier {
   explicit Verifier(const Table& t) : t_(t) {}
 
   int Run() {
-    leveldb::ReadOptions ro;
-    ro.verify_checksums = true;
-    ro.fill_cache = false;
-    std::unique_ptr<leveldb::Iterator> it(t_.db()->NewIterator(ro));
+    std::unique_ptr<leveldb::Iterator> it = t_.NewIterator();
     std::string prev;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string key = it->key().ToString();

@@ -17,6 +17,9 @@
 #include "leveldb/db.h"
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
+#include "store/file_list.h"
+#include "store/sorted_files.h"
+#include "store/meta_check.h"
 #include "store/pread_env.h"
 #include "store/table_format.h"
 #include "store/track_pool.h"
@@ -28,7 +31,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kBatchBytes = 4 << 20;
-constexpr uint32_t kStringsPerChunk = 65536;
 
 absl::Status FromLevelDb(const leveldb::Status& s, std::string_view what) {
   if (s.ok()) return absl::OkStatus();
@@ -554,6 +556,22 @@ absl::Status TableBuilder::WriteTables() {
   return FlushBatch();
 }
 
+// Readers open the sorted files directly (store/table_files.h): drop what
+// only LevelDB's DB needed (its own files, manifest, log and lock) and list
+// the rest, so the table is nothing but immutable files.
+absl::Status TableBuilder::SealFiles() {
+  std::error_code ec;
+  std::vector<fs::path> leveldb_files;
+  for (const fs::directory_entry& e : fs::directory_iterator(temp_dir_, ec)) {
+    if (!e.path().filename().string().starts_with(kSortedFilePrefix)) leveldb_files.push_back(e.path());
+  }
+  if (ec) return absl::InternalError(absl::StrCat("cannot list ", temp_dir_, ": ", ec.message()));
+  for (const fs::path& p : leveldb_files) {
+    if (!fs::remove(p, ec) || ec) return absl::InternalError(absl::StrCat("cannot remove ", p.string()));
+  }
+  return WriteFileList(temp_dir_);
+}
+
 absl::Status TableBuilder::Finish() {
   if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
   if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
@@ -573,14 +591,20 @@ absl::Status TableBuilder::Finish() {
   search_index_.reset();
   Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
-  // A fully compacted table opens without replaying logs or compacting, so
-  // readers never write to it, and its files are as small as they get.
-  Progress("compacting", 0.0);
-  db_->CompactRange(nullptr, nullptr);
-  Progress("compacting", 1.0);
+  if (absl::Status s = FlushBatch(); !s.ok()) return s;
+  Progress("sorting files", 0.0);
+  uint64_t copied = 0;
+  if (absl::Status s = WriteSortedFiles(db_.get(), temp_dir_, 64 << 20, [&] {
+        return Tick(&copied, meta_.num_events() + 1, "sorting files");
+      });
+      !s.ok()) {
+    return s;
+  }
+  Progress("sorting files", 1.0);
   db_.reset();  // closes the database
   std::error_code ec;
   fs::remove_all(temp_dir_ + "-spill", ec);
+  if (absl::Status s = SealFiles(); !s.ok()) return s;
   const std::string& out = options_.output;
   std::string old;
   if (fs::exists(out, ec)) {

@@ -104,6 +104,7 @@ class TableBuilder : public EventSink {
  private:
   explicit TableBuilder(BuildOptions options);
   absl::Status Open();
+  absl::Status SealFiles();
   uint32_t Process(IdToken pid);
   uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
   absl::Status PutArgs(uint64_t id, std::string_view json);
