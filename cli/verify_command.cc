@@ -12,6 +12,7 @@
 #include "format/levels.h"
 #include "format/tile_codec.h"
 #include "leveldb/iterator.h"
+#include "store/output_claim.h"
 #include "store/table_format.h"
 
 namespace tracetable::cli {
@@ -198,6 +199,12 @@ int VerifyMain(int argc, char** argv) {
   if (auto exit = ParseCommandLine("verify", argc, argv, opts, &args, 1, &vm)) return *exit;
   const std::string path = args.empty() ? "" : args[0];
   if (path.empty()) return Fail("verify", "no table given (see --help)");
+  // Not errors of the table, but disk it does not account for.
+  for (const Leftover& l : FindLeftovers(path)) {
+    std::cout << "leftover: " << l.path << " (pid " << l.pid
+              << (l.writing ? ", an ingest still writing)\n"
+                            : ", an ingest that was killed; the next ingest of this table removes it)\n");
+  }
   absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(path);
   if (!t.ok()) return Fail("verify", t.status().message());
   return Verifier(**t).Run();

@@ -1,8 +1,12 @@
 #include "store/table_builder.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <system_error>
@@ -18,6 +22,7 @@
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
 #include "store/file_list.h"
+#include "store/replace_check.h"
 #include "store/sorted_files.h"
 #include "store/meta_check.h"
 #include "store/pread_env.h"
@@ -80,8 +85,8 @@ TableBuilder::~TableBuilder() {
   if (!finished_ && !temp_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(temp_dir_, ec);
-    fs::remove_all(temp_dir_ + "-spill", ec);
   }
+  claim_.reset();
 }
 
 absl::StatusOr<std::unique_ptr<TableBuilder>> TableBuilder::Create(BuildOptions options) {
@@ -94,20 +99,16 @@ absl::Status TableBuilder::Open() {
   const std::string& out = options_.output;
   if (out.empty()) return absl::InvalidArgumentError("no output path given");
   std::error_code ec;
-  if (fs::exists(out, ec) && !options_.overwrite) {
-    return absl::AlreadyExistsError(
-        absl::StrCat(out, ": already exists (use --force to replace it)"));
-  }
   fs::path parent = fs::absolute(out, ec).parent_path();
   if (!fs::is_directory(parent, ec)) {
     return absl::NotFoundError(absl::StrCat(out, ": folder ", parent.string(), " does not exist"));
   }
+  absl::StatusOr<std::unique_ptr<OutputClaim>> claim = OutputClaim::Acquire(out, options_.removed_leftovers);
+  if (!claim.ok()) return claim.status();
+  claim_ = std::move(*claim);
+  if (absl::Status s = CheckOutputFree(); !s.ok()) return s;
   temp_dir_ = absl::StrCat(out, ".tmp-", getpid());
   fs::remove_all(temp_dir_, ec);
-  fs::remove_all(temp_dir_ + "-spill", ec);
-  if (!fs::create_directory(temp_dir_ + "-spill", ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", temp_dir_, "-spill: ", ec.message()));
-  }
   leveldb::Options opts;
   opts.create_if_missing = true;
   opts.error_if_exists = true;
@@ -602,21 +603,32 @@ absl::Status TableBuilder::Finish() {
   }
   Progress("sorting files", 1.0);
   db_.reset();  // closes the database
-  std::error_code ec;
-  fs::remove_all(temp_dir_ + "-spill", ec);
   if (absl::Status s = SealFiles(); !s.ok()) return s;
+  // Again: the path may have changed hands while we built.
+  if (absl::Status s = CheckOutputFree(); !s.ok()) return s;
   const std::string& out = options_.output;
-  std::string old;
-  if (fs::exists(out, ec)) {
-    old = absl::StrCat(out, ".old-", getpid());
-    fs::rename(out, old, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot move old ", out, " aside: ", ec.message()));
+  std::error_code ec;
+  const bool replace = fs::exists(fs::symlink_status(out, ec));
+  // One rename either way: OUT is never missing nor half written, and a
+  // path that appeared since the check is not overwritten.
+  if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, out.c_str(),
+                  replace ? RENAME_EXCHANGE : RENAME_NOREPLACE) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", temp_dir_, " to ", out, ": ",
+                                            std::strerror(errno)));
   }
-  fs::rename(temp_dir_, out, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename ", temp_dir_, " to ", out, ": ", ec.message()));
   finished_ = true;
-  if (!old.empty()) fs::remove_all(old, ec);
+  if (replace) fs::remove_all(temp_dir_, ec);  // now the old table
   return absl::OkStatus();
+}
+
+absl::Status TableBuilder::CheckOutputFree() const {
+  const std::string& out = options_.output;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(out, ec))) return absl::OkStatus();
+  if (!options_.overwrite) {
+    return absl::AlreadyExistsError(absl::StrCat(out, ": already exists (use --force to replace a table)"));
+  }
+  return CheckReplaceable(out);
 }
 
 }  // namespace tracetable

@@ -144,8 +144,9 @@ void AppendTrackSummary(const Table& t, uint32_t id, std::string* out) {
 
 std::vector<std::string> Hosts(const Table& t) {
   std::vector<std::string> hosts;
+  absl::flat_hash_set<std::string> seen;  // a linear search is quadratic in hosts
   for (const proto::Process& p : t.resources().processes()) {
-    if (!p.host().empty() && std::find(hosts.begin(), hosts.end(), p.host()) == hosts.end()) {
+    if (!p.host().empty() && seen.insert(p.host()).second) {
       hosts.push_back(p.host());
     }
   }
