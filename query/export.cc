@@ -88,7 +88,7 @@ absl::Status ExportTrack(const Table& t, uint32_t track, int64_t start, int64_t 
       if (item.row.ts < a || item.row.ts > b) continue;  // once, in its start chunk
       if (!*first) text += ",\n";
       *first = false;
-      AppendItemJson(t, item, /*include_args=*/true, &text);
+      if (absl::Status s = AppendItemJson(t, item, /*include_args=*/true, &text); !s.ok()) return s;
       text.resize(text.size() - 2);  // AppendItemJson ends with ",\n"
       ++*count;
     }

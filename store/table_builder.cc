@@ -366,14 +366,17 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   };
   const uint64_t from_block = from >> kArgsBlockShift, into_block = into >> kArgsBlockShift;
   const uint32_t mask = (1u << kArgsBlockShift) - 1;
+  // Written at once, not through batch_: the next merge loads these blocks
+  // back, and must see this one's result.
+  leveldb::WriteBatch rewrite;
   std::vector<ArgsEntry> fb, ib;
   if (absl::Status s = load(from_block, &fb); !s.ok()) return s;
   const std::string extra = take(&fb, static_cast<uint32_t>(from & mask));
   if (from_block != into_block) {
     if (fb.empty()) {
-      batch_->Delete(ArgsBlockKey(from_block));
+      rewrite.Delete(ArgsBlockKey(from_block));
     } else {
-      batch_->Put(ArgsBlockKey(from_block), EncodeArgsBlock(fb));
+      rewrite.Put(ArgsBlockKey(from_block), EncodeArgsBlock(fb));
     }
     if (absl::Status s = load(into_block, &ib); !s.ok()) return s;
   } else {
@@ -394,8 +397,8 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   }
   auto pos = std::find_if(ib.begin(), ib.end(), [slot](const ArgsEntry& e) { return e.slot > slot; });
   ib.insert(pos, ArgsEntry{slot, std::move(merged)});
-  batch_->Put(ArgsBlockKey(into_block), EncodeArgsBlock(ib));
-  return absl::OkStatus();
+  rewrite.Put(ArgsBlockKey(into_block), EncodeArgsBlock(ib));
+  return FromLevelDb(db_->Write(leveldb::WriteOptions(), &rewrite), "merging arguments");
 }
 
 absl::Status TableBuilder::Tick(uint64_t* done, uint64_t total, std::string_view stage) {
