@@ -11,6 +11,7 @@
 #include "store/corruption.h"
 #include "store/file_list.h"
 #include "store/internal_key.h"
+#include "store/pread_env.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -139,7 +140,7 @@ absl::Status TableFiles::OpenFile(const std::string& name, uint64_t bytes, level
   File f;
   f.name = name;
   leveldb::RandomAccessFile* raw = nullptr;
-  leveldb::Status s = leveldb::Env::Default()->NewRandomAccessFile((fs::path(dir_) / name).string(), &raw);
+  leveldb::Status s = PreadEnv()->NewRandomAccessFile((fs::path(dir_) / name).string(), &raw);
   if (!s.ok()) return FromLevelDb(dir_, s);
   f.file.reset(raw);
   leveldb::Options opts;
