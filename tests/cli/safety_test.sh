@@ -222,5 +222,20 @@ fi
 echo "bit flips: $errors errors, $same unchanged answers, $wrong wrong answers"
 [ "$wrong" -eq 0 ] && ok || fail "$wrong wrong answers from damaged tables"
 
+# 6. info over many one-event processes lists each with its own track (the
+# per-process track lookup is a map, not a scan; bench/results has its time).
+python3 -c '
+import json, sys
+ev = [{"name": "e", "ph": "X", "ts": i, "dur": 1, "pid": i + 1, "tid": 7} for i in range(20000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))' "$work/procs.json"
+"$tt" ingest "$work/procs.json" -o "$work/procs.tracetable" -q 2>/dev/null && ok || fail "ingest 20k processes"
+"$tt" info "$work/procs.tracetable" --json | python3 -c '
+import json, sys
+ps = json.load(sys.stdin)["processes"]
+assert len(ps) == 20000, len(ps)
+for p in ps:
+    assert [(t["tid"], t["events"]) for t in p["tracks"]] == [(7, 1)], p
+' && ok || fail "info over 20k processes"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
