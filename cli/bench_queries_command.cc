@@ -92,7 +92,9 @@ int BenchQueriesMain(int argc, char** argv) {
       absl::StatusOr<WindowResult> result = QueryWindow(t, req);
       if (!result.ok()) return Fail("bench-queries", result.status().message());
       std::string json;
-      AppendWindowJson(t, req, *result, TraceJsonOptions(), &json);
+      if (absl::Status s = AppendWindowJson(t, req, *result, TraceJsonOptions(), &json); !s.ok()) {
+        return Fail("bench-queries", s.message());
+      }
       const double us =
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       std::printf("{\"i\":%zu,\"latency_us\":%.1f,\"items\":%zu,\"summaries\":%llu,"

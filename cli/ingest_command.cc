@@ -95,7 +95,7 @@ int IngestMain(int argc, char** argv) {
       ("output,o", po::value(&output), "the .tracetable directory to create")
       ("memory-budget", po::value(&budget)->default_value("1G"),
        "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
-      ("force", "replace OUT if it exists")
+      ("force", "replace OUT if it is a tracetable (anything else at OUT is refused)")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took");
   po::variables_map vm;
@@ -115,7 +115,12 @@ int IngestMain(int argc, char** argv) {
   bo.overwrite = vm.count("force") > 0;
   bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
+  std::vector<std::string> leftovers;
+  bo.removed_leftovers = &leftovers;
   absl::StatusOr<std::unique_ptr<TableBuilder>> created = TableBuilder::Create(bo);
+  for (const std::string& l : leftovers) {
+    std::fprintf(stderr, "removed %s, left by an ingest that was killed\n", l.c_str());
+  }
   if (!created.ok()) return Fail("ingest", created.status().message());
   std::unique_ptr<TableBuilder> builder = std::move(*created);
   std::signal(SIGINT, OnSignal);

@@ -70,7 +70,9 @@ int QueryMain(int argc, char** argv) {
   absl::StatusOr<WindowResult> res = QueryWindow(t, req);
   if (!res.ok()) return Fail("query", res.status().message());
   std::string out;
-  AppendWindowJson(t, req, *res, TraceJsonOptions(), &out);
+  if (absl::Status s = AppendWindowJson(t, req, *res, TraceJsonOptions(), &out); !s.ok()) {
+    return Fail("query", s.message());
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : Fail("query", "cannot write to stdout");
 }

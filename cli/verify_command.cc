@@ -11,7 +11,8 @@
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/tile_codec.h"
-#include "leveldb/db.h"
+#include "leveldb/iterator.h"
+#include "store/output_claim.h"
 #include "store/table_format.h"
 
 namespace tracetable::cli {
@@ -23,10 +24,7 @@ class Verifier {
   explicit Verifier(const Table& t) : t_(t) {}
 
   int Run() {
-    leveldb::ReadOptions ro;
-    ro.verify_checksums = true;
-    ro.fill_cache = false;
-    std::unique_ptr<leveldb::Iterator> it(t_.db()->NewIterator(ro));
+    std::unique_ptr<leveldb::Iterator> it = t_.NewIterator();
     std::string prev;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string key = it->key().ToString();
@@ -201,6 +199,12 @@ int VerifyMain(int argc, char** argv) {
   if (auto exit = ParseCommandLine("verify", argc, argv, opts, &args, 1, &vm)) return *exit;
   const std::string path = args.empty() ? "" : args[0];
   if (path.empty()) return Fail("verify", "no table given (see --help)");
+  // Not errors of the table, but disk it does not account for.
+  for (const Leftover& l : FindLeftovers(path)) {
+    std::cout << "leftover: " << l.path << " (pid " << l.pid
+              << (l.writing ? ", an ingest still writing)\n"
+                            : ", an ingest that was killed; the next ingest of this table removes it)\n");
+  }
   absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(path);
   if (!t.ok()) return Fail("verify", t.status().message());
   return Verifier(**t).Run();

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -38,10 +39,16 @@ class OutputFile {
     bool ok = gzip_ ? gzclose(gz_) == Z_OK : std::fclose(f_) == 0;
     gz_ = nullptr;
     f_ = nullptr;
-    if (!ok) return absl::InternalError(absl::StrCat("cannot write ", temp_));
+    if (!ok) {
+      std::remove(temp_.c_str());
+      return absl::InternalError(absl::StrCat("cannot write ", temp_));
+    }
     std::error_code ec;
     std::filesystem::rename(temp_, path_, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path_, ": ", ec.message()));
+    if (ec) {
+      std::remove(temp_.c_str());
+      return absl::InternalError(absl::StrCat("cannot rename to ", path_, ": ", ec.message()));
+    }
     return absl::OkStatus();
   }
   ~OutputFile() {
@@ -61,9 +68,14 @@ class OutputFile {
 // chunk so memory stays bounded.
 absl::Status ExportTrack(const Table& t, uint32_t track, int64_t start, int64_t end,
                          OutputFile* out, uint64_t* count, bool* first) {
-  const int64_t chunk = std::max<int64_t>((end - start) / 256 + 1, 1'000'000);
-  for (int64_t a = start; a <= end; a += chunk) {
-    const int64_t b = std::min(end, a + chunk - 1);
+  if (end < start) return absl::OkStatus();
+  // In 128 bits: a span near the int64 range must neither overflow nor
+  // wrap around into a loop that never ends.
+  const __int128 span = static_cast<__int128>(end) - start;
+  const __int128 chunk = std::max<__int128>(span / 256 + 1, 1'000'000);
+  for (__int128 a128 = start; a128 <= end; a128 += chunk) {
+    const int64_t a = static_cast<int64_t>(a128);
+    const int64_t b = static_cast<int64_t>(std::min<__int128>(end, a128 + chunk - 1));
     WindowRequest req;
     req.start = a;
     req.end = b;
@@ -76,7 +88,7 @@ absl::Status ExportTrack(const Table& t, uint32_t track, int64_t start, int64_t 
       if (item.row.ts < a || item.row.ts > b) continue;  // once, in its start chunk
       if (!*first) text += ",\n";
       *first = false;
-      AppendItemJson(t, item, /*include_args=*/true, &text);
+      if (absl::Status s = AppendItemJson(t, item, /*include_args=*/true, &text); !s.ok()) return s;
       text.resize(text.size() - 2);  // AppendItemJson ends with ",\n"
       ++*count;
     }

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/keys.h"
-#include "leveldb/db.h"
 #include "leveldb/iterator.h"
 #include "query/estimate.h"
 
@@ -178,7 +177,8 @@ class TileDirectory {
     auto [it, inserted] = blocks_.try_emplace(block);
     if (!inserted) return &it->second;
     std::string value;
-    leveldb::Status ls = t_.db()->Get(leveldb::ReadOptions(), SearchTilesKey(block), &value);
+    absl::Status ls = t_.Get(SearchTilesKey(block), &value);
+    if (!ls.ok() && !absl::IsNotFound(ls)) return ls;
     proto::SearchTiles d;
     if (!ls.ok() || !d.ParseFromString(value)) return BadIndex(absl::StrCat("directory block ", block, " missing"));
     const int n = d.start_delta_size();
@@ -206,7 +206,7 @@ class PostingStream {
   // Loads the chunk holding rank `at` (the first chunk if `at` < 0), with
   // what it carries.
   absl::Status SeekTo(int64_t at) {
-    std::unique_ptr<leveldb::Iterator> it(t_.db()->NewIterator(leveldb::ReadOptions()));
+    std::unique_ptr<leveldb::Iterator> it = t_.NewIterator();
     if (at < 0) {
       it->Seek(prefix_);
     } else {
@@ -228,7 +228,7 @@ class PostingStream {
   uint32_t head() const { return ranks_[pos_]; }
   absl::Status Next() {
     if (++pos_ < ranks_.size() || next_key_.empty()) return absl::OkStatus();
-    std::unique_ptr<leveldb::Iterator> it(t_.db()->NewIterator(leveldb::ReadOptions()));
+    std::unique_ptr<leveldb::Iterator> it = t_.NewIterator();
     it->Seek(next_key_);
     return Load(it.get(), /*with_carried=*/false);
   }
@@ -242,7 +242,7 @@ class PostingStream {
     ranks_.clear();
     pos_ = 0;
     next_key_.clear();
-    if (!InName(*it)) return it->status().ok() ? absl::OkStatus() : absl::InternalError(it->status().ToString());
+    if (!InName(*it)) return Damage(*it);
     proto::SearchPostings c;
     if (!c.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) ||
         c.carried() > static_cast<uint32_t>(c.rank_delta_size())) {
@@ -255,7 +255,12 @@ class PostingStream {
     }
     it->Next();
     if (InName(*it)) next_key_ = it->key().ToString();
-    return absl::OkStatus();
+    return Damage(*it);
+  }
+
+  absl::Status Damage(const leveldb::Iterator& it) const {
+    if (it.status().ok()) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("corrupt table ", t_.path(), ": ", it.status().ToString()));
   }
 
   const Table& t_;
@@ -338,10 +343,11 @@ absl::StatusOr<SearchResult> IndexSearch(const Table& t, const SearchRequest& re
       last_read = rank;
       const TileInfo& ti = **dir.Get(rank);
       const TileKey key{ti.track, TileSection::kEvents, static_cast<uint8_t>(ti.level), ti.start};
-      leveldb::Status ls = t.db()->Get(leveldb::ReadOptions(), EncodeTileKey(key), &value);
+      absl::Status ls = t.Get(EncodeTileKey(key), &value);
+      if (!ls.ok() && !absl::IsNotFound(ls)) return ls;
       if (!ls.ok()) {
         return BadIndex(absl::StrCat("names a missing tile (track ", ti.track, ", level ", ti.level,
-                                     "): ", ls.ToString()));
+                                     "): ", ls.message()));
       }
       rows.clear();
       if (absl::Status st = DecodeTile(value, t.TileStart(key), &rows); !st.ok()) return st;

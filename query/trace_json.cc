@@ -103,7 +103,7 @@ void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, s
   }
 }
 
-void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, std::string* out) {
+absl::Status AppendItemJson(const Table& t, const WindowItem& item, bool include_args, std::string* out) {
   const TileRow& r = item.row;
   const proto::Track& tr = t.resources().tracks(item.track);
   const char* ph = "X";
@@ -138,7 +138,7 @@ void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, s
     out->push_back(':');
     AppendJsonDouble(out, r.value);
     absl::StrAppend(out, "},\"tt_id\":", r.id, "},\n");
-    return;
+    return absl::OkStatus();
   }
   AppendJsonString(out, t.String(r.name));
   if (item.summary) {
@@ -149,7 +149,7 @@ void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, s
     out->append(",\"longest_us\":");
     AppendMicros(out, r.longest_dur);
     absl::StrAppend(out, ",\"kind\":\"", SummaryKind(r.kind), "\",\"depth\":", r.lane, "}},\n");
-    return;
+    return absl::OkStatus();
   }
   out->append(",\"cat\":");
   AppendJsonString(out, t.String(r.cat));
@@ -175,14 +175,21 @@ void AppendItemJson(const Table& t, const WindowItem& item, bool include_args, s
   if (r.flags & kFlagHasArgs) out->append(",\"tt_args\":true");
   absl::StrAppend(out, ",\"tt_depth\":", r.lane, ",\"tt_id\":", r.id);
   if (include_args && (r.flags & kFlagHasArgs)) {
+    // The row says it has arguments: not finding them is damage.
     absl::StatusOr<std::string> args = t.Args(r.id);
-    if (args.ok()) absl::StrAppend(out, ",\"args\":", *args);
+    if (!args.ok()) {
+      if (!absl::IsNotFound(args.status())) return args.status();
+      return absl::DataLossError(absl::StrCat("corrupt table ", t.path(), ": ", args.status().message(),
+                                              " though its row says it has"));
+    }
+    absl::StrAppend(out, ",\"args\":", *args);
   }
   out->append("},\n");
+  return absl::OkStatus();
 }
 
-void AppendItemsJson(const Table& t, const std::vector<WindowItem>& items, bool include_args,
-                     std::string* out) {
+absl::Status AppendItemsJson(const Table& t, const std::vector<WindowItem>& items, bool include_args,
+                             std::string* out) {
   // Large answers are formatted in one slice per thread; the first straight
   // into `out`, the others into their own strings, appended after.
   constexpr size_t kMinItemsPerThread = 8192;
@@ -190,17 +197,24 @@ void AppendItemsJson(const Table& t, const std::vector<WindowItem>& items, bool 
       std::min<size_t>(QueryThreads(), std::max<size_t>(1, items.size() / kMinItemsPerThread));
   const size_t per = (items.size() + threads - 1) / std::max<size_t>(threads, 1);
   std::vector<std::string> rest(threads > 0 ? threads - 1 : 0);
+  std::vector<absl::Status> status(std::max<size_t>(threads, 1));
   ParallelFor(threads, static_cast<int>(threads), [&](size_t k) {
     std::string* into = k == 0 ? out : &rest[k - 1];
     const size_t first = k * per, last = std::min(items.size(), first + per);
     if (k > 0) into->reserve((last - first) * 176);
-    for (size_t i = first; i < last; ++i) AppendItemJson(t, items[i], include_args, into);
+    for (size_t i = first; i < last && status[k].ok(); ++i) {
+      status[k] = AppendItemJson(t, items[i], include_args, into);
+    }
   });
+  for (const absl::Status& s : status) {
+    if (!s.ok()) return s;
+  }
   for (const std::string& slice : rest) out->append(slice);
+  return absl::OkStatus();
 }
 
-void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
-                      const TraceJsonOptions& options, std::string* out) {
+absl::Status AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
+                              const TraceJsonOptions& options, std::string* out) {
   // About 160 bytes an item: reserve once instead of doubling a large string.
   out->reserve(out->size() + 256 + res.items.size() * 176);
   out->append("{\"traceEvents\":[\n");
@@ -209,7 +223,7 @@ void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResu
     if (tracks.empty() || tracks.back() != item.track) tracks.push_back(item.track);
   }
   AppendMetadataEvents(t, tracks, out);
-  AppendItemsJson(t, res.items, options.include_args, out);
+  if (absl::Status s = AppendItemsJson(t, res.items, options.include_args, out); !s.ok()) return s;
   if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
   out->append("\n],\"displayTimeUnit\":\"ns\"");
   if (options.include_header) {
@@ -223,6 +237,7 @@ void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResu
                     ",\"tiles_read\":", res.stats.tiles, ",\"bytes_read\":", res.stats.bytes, "}");
   }
   out->append("}\n");
+  return absl::OkStatus();
 }
 
 }  // namespace tracetable

@@ -20,19 +20,21 @@ struct TraceJsonOptions {
   bool include_header = true; // the "tracetable" object
 };
 
-// Appends the whole answer object to `out`.
-void AppendWindowJson(const Table& table, const WindowRequest& request,
+// Appends the whole answer object to `out`. Errors only when arguments are
+// asked for and an event's cannot be read (a damaged table): the answer
+// would lack them, so it is no answer.
+absl::Status AppendWindowJson(const Table& table, const WindowRequest& request,
                       const WindowResult& result, const TraceJsonOptions& options,
                       std::string* out);
 
 // Pieces, for writers that stream (export).
 void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,
                           std::string* out);
-void AppendItemJson(const Table& table, const WindowItem& item, bool include_args,
-                    std::string* out);
+absl::Status AppendItemJson(const Table& table, const WindowItem& item, bool include_args,
+                            std::string* out);
 // Every item, in order (large answers are formatted on several threads).
-void AppendItemsJson(const Table& table, const std::vector<WindowItem>& items, bool include_args,
-                     std::string* out);
+absl::Status AppendItemsJson(const Table& table, const std::vector<WindowItem>& items,
+                             bool include_args, std::string* out);
 
 // Absolute microseconds of a relative time.
 std::string AbsoluteMicros(const Table& table, int64_t rel_ps);

@@ -1,13 +1,18 @@
 #include "store/table.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "format/args_codec.h"
 #include "format/levels.h"
 #include "leveldb/cache.h"
-#include "leveldb/db.h"
-#include "leveldb/options.h"
+#include "leveldb/iterator.h"
+#include "store/corruption.h"
+#include "store/meta_check.h"
+#include "store/table_files.h"
 #include "store/table_format.h"
 #include "zlib.h"
 
@@ -15,7 +20,7 @@ namespace tracetable {
 namespace fs = std::filesystem;
 
 Table::~Table() {
-  db_.reset();  // before the cache it uses
+  files_.reset();  // before the cache it uses
 }
 
 absl::StatusOr<std::unique_ptr<Table>> Table::Open(const std::string& path,
@@ -24,62 +29,86 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(const std::string& path,
   if (!fs::exists(path, ec)) {
     return absl::NotFoundError(absl::StrCat(path, ": no such table"));
   }
-  if (!fs::is_directory(path, ec) || !fs::exists(fs::path(path) / "CURRENT", ec)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a tracetable (a .tracetable is a LevelDB directory)"));
+  if (!fs::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a tracetable (a .tracetable is a folder)"));
   }
   std::unique_ptr<Table> t(new Table());
   t->path_ = path;
+  // Before the files are opened: if the folder is replaced in between, the
+  // table reads the new files but reports itself replaced (never the reverse).
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return absl::NotFoundError(absl::StrCat(path, ": no such table"));
+  t->folder_dev_ = st.st_dev;
+  t->folder_ino_ = st.st_ino;
   t->cache_.reset(leveldb::NewLRUCache(options.cache_bytes));
-  leveldb::Options opts;
-  opts.create_if_missing = false;
-  opts.block_cache = t->cache_.get();
-  opts.paranoid_checks = false;
-  leveldb::DB* db = nullptr;
-  leveldb::Status s = leveldb::DB::Open(opts, path, &db);
-  if (!s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open: ", s.ToString()));
-  }
-  t->db_.reset(db);
+  absl::StatusOr<std::unique_ptr<TableFiles>> files = TableFiles::Open(path, t->cache_.get());
+  if (!files.ok()) return files.status();
+  t->files_ = std::move(*files);
   if (absl::Status st = t->Load(); !st.ok()) return st;
   return t;
 }
 
+absl::Status Table::CheckStillOnDisk() const {
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(path_, ": the table was removed since it was opened"));
+  }
+  if (st.st_dev != folder_dev_ || st.st_ino != folder_ino_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path_, ": the table was replaced since it was opened (re-ingested?); reopen it"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Table::Get(std::string_view key, std::string* value) const {
+  return files_->Get(key, value);
+}
+
+std::unique_ptr<leveldb::Iterator> Table::NewIterator() const { return files_->NewIterator(); }
+
 absl::Status Table::Load() {
   std::string value;
-  leveldb::ReadOptions ro;
-  if (!db_->Get(ro, kMetaKey, &value).ok()) {
+  if (absl::Status s = Get(kMetaKey, &value); !s.ok()) {
+    if (!absl::IsNotFound(s)) return s;
     return absl::InvalidArgumentError(absl::StrCat(
         path_, ": not a tracetable (no metadata record; an unfinished ingest?)"));
   }
-  if (!meta_.ParseFromString(value)) {
-    return absl::DataLossError(absl::StrCat(path_, ": metadata record is corrupt"));
-  }
+  if (!meta_.ParseFromString(value)) return CorruptTable(path_, "metadata record does not parse");
   identity_ = meta_.table_id();
   if (identity_.empty()) {
     const uLong crc = crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(value.data()),
                             static_cast<uInt>(value.size()));
     identity_ = absl::StrCat("m", absl::Hex(crc, absl::kZeroPad8), absl::Hex(value.size()));
   }
-  if (meta_.format_version() != kFormatVersion) {
+  // Version 5 changed only how the files are listed (store/file_list.h), so
+  // version-4 tables read the same.
+  const bool known = meta_.format_version() == kFormatVersion ||
+                     (meta_.format_version() == 4 && files_->legacy());
+  if (!known) {
     return absl::FailedPreconditionError(absl::StrCat(
         path_, ": table has format version ", meta_.format_version(),
-        "; this tracetable reads version ", kFormatVersion, " (re-ingest the trace)"));
+        "; this tracetable reads versions 4 and ", kFormatVersion, " (re-ingest the trace)"));
   }
-  if (!db_->Get(ro, kResourcesKey, &value).ok() || !resources_.ParseFromString(value)) {
-    return absl::DataLossError(absl::StrCat(path_, ": resource table missing or corrupt"));
+  if (absl::Status s = CheckTableMeta(path_, meta_); !s.ok()) return s;
+  if (absl::Status s = Get(kResourcesKey, &value); !s.ok() && !absl::IsNotFound(s)) return s;
+  else if (!s.ok() || !resources_.ParseFromString(value)) {
+    return CorruptTable(path_, "resource table missing or does not parse");
   }
-  strings_.reserve(meta_.num_strings());
+  if (absl::Status s = CheckResources(path_, meta_, resources_); !s.ok()) return s;
+  // Chunks are full but the last, so the count is checked chunk by chunk
+  // rather than trusted for sizing memory.
   for (uint32_t chunk = 0; chunk < meta_.num_string_chunks(); ++chunk) {
     proto::StringChunk c;
-    if (!db_->Get(ro, StringChunkKey(chunk), &value).ok() || !c.ParseFromString(value)) {
-      return absl::DataLossError(absl::StrCat(path_, ": string chunk ", chunk, " missing or corrupt"));
+    if (absl::Status s = Get(StringChunkKey(chunk), &value); !s.ok() && !absl::IsNotFound(s)) return s;
+    else if (!s.ok() || !c.ParseFromString(value)) {
+      return CorruptTable(path_, absl::StrCat("string chunk ", chunk, " missing or does not parse"));
+    }
+    const uint64_t expect = std::min<uint64_t>(kStringsPerChunk, meta_.num_strings() - strings_.size());
+    if (static_cast<uint64_t>(c.strings_size()) != expect) {
+      return CorruptTable(path_, absl::StrCat("string chunk ", chunk, " has ", c.strings_size(),
+                                              " strings, metadata says ", expect));
     }
     for (std::string& s : *c.mutable_strings()) strings_.push_back(std::move(s));
-  }
-  if (strings_.size() != meta_.num_strings()) {
-    return absl::DataLossError(absl::StrCat(path_, ": string table has ", strings_.size(),
-                                            " strings, metadata says ", meta_.num_strings()));
   }
   return absl::OkStatus();
 }
@@ -97,8 +126,7 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
   const std::string begin = EncodeTileKey(key);
   key.start = offset(to);
   const std::string end = EncodeTileKey(key);
-  leveldb::ReadOptions ro;
-  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(ro));
+  std::unique_ptr<leveldb::Iterator> it = NewIterator();
   // The tile before the first one starting at or after `from` may hold rows
   // in range too.
   it->Seek(begin);
@@ -113,7 +141,7 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
     if (std::string_view(k.data(), k.size()) > end) break;
     TileKey tk;
     if (!DecodeTileKey(std::string_view(k.data(), k.size()), &tk)) {
-      return absl::DataLossError(absl::StrCat(path_, ": malformed tile key"));
+      return CorruptTable(path_, "malformed tile key");
     }
     leveldb::Slice v = it->value();
     if (stats) {
@@ -123,12 +151,12 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
     absl::Status s = DecodeTile(std::string_view(v.data(), v.size()),
                                 TileStart(tk), rows);
     if (!s.ok()) {
-      return absl::DataLossError(absl::StrCat(path_, ": tile of track ", track, " level ",
-                                              level, " at ", tk.start, ": ", s.message()));
+      return CorruptTable(path_, absl::StrCat("tile of track ", track, " level ", level, " at ",
+                                              tk.start, ": ", s.message()));
     }
   }
   if (!it->status().ok()) {
-    return absl::DataLossError(absl::StrCat(path_, ": ", it->status().ToString()));
+    return CorruptTable(path_, it->status().ToString());
   }
   return absl::OkStatus();
 }
@@ -137,13 +165,13 @@ absl::StatusOr<std::string> Table::Args(uint64_t event_id) const {
   std::string value;
   const uint64_t block = event_id >> kArgsBlockShift;
   const uint32_t slot = static_cast<uint32_t>(event_id & ((1u << kArgsBlockShift) - 1));
-  leveldb::Status s = db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value);
-  if (!s.ok() && !s.IsNotFound()) return absl::DataLossError(s.ToString());
+  absl::Status s = Get(ArgsBlockKey(block), &value);
+  if (!s.ok() && !absl::IsNotFound(s)) return s;
   if (s.ok()) {
     absl::StatusOr<std::string> json = FindArgs(value, slot);
     if (json.ok()) return json;
     if (!absl::IsNotFound(json.status())) {
-      return absl::DataLossError(absl::StrCat(path_, ": arguments record ", block, ": ",
+      return CorruptTable(path_, absl::StrCat("arguments record ", block, ": ",
                                               json.status().message()));
     }
   }

@@ -1,10 +1,14 @@
 // Table: a .tracetable opened for reading.
 //
-// Open() validates that the directory is a LevelDB database holding a
-// tracetable of the format version this build reads, and loads the metadata,
-// the resource table and the string table into memory (they are small next to
-// the events). Tiles and arguments are read on demand through LevelDB's block
-// cache. All const methods are safe to call from several threads.
+// Open() validates that the directory holds a tracetable of a format version
+// this build reads, checks its metadata (store/meta_check.h) and loads the
+// metadata, the resource table and the string table into memory (they are
+// small next to the events). Tiles and arguments are read on demand through
+// a block cache. A table is immutable once written: reading never writes to
+// its folder nor locks it (store/table_files.h), so any number of processes
+// read it at once; every block is checksum-verified and damage is a
+// "corrupt table" DataLoss error. All const methods are safe to call from
+// several threads.
 #ifndef TRACETABLE_STORE_TABLE_H_
 #define TRACETABLE_STORE_TABLE_H_
 
@@ -21,8 +25,8 @@
 #include "format/tracetable.pb.h"
 
 namespace leveldb {
-class DB;
 class Cache;
+class Iterator;
 }  // namespace leveldb
 
 namespace tracetable {
@@ -31,6 +35,8 @@ struct ReadStats {
   uint64_t tiles = 0;
   uint64_t bytes = 0;
 };
+
+class TableFiles;
 
 class Table {
  public:
@@ -72,7 +78,15 @@ class Table {
   // The JSON arguments of an event, or NotFound.
   absl::StatusOr<std::string> Args(uint64_t event_id) const;
 
-  leveldb::DB* db() const { return db_.get(); }
+  // OK while path() is still the folder this table was opened from; an
+  // error once it was removed or replaced (e.g. by `ingest --force`), after
+  // which answers would come from files no longer on disk. One stat(2).
+  absl::Status CheckStillOnDisk() const;
+
+  // The record of `key`: NotFound, or DataLoss if the table is damaged.
+  absl::Status Get(std::string_view key, std::string* value) const;
+  // All records in key order; status() reports damage.
+  std::unique_ptr<leveldb::Iterator> NewIterator() const;
 
  private:
   Table() = default;
@@ -80,9 +94,10 @@ class Table {
 
   std::string path_;
   std::unique_ptr<leveldb::Cache> cache_;
-  std::unique_ptr<leveldb::DB> db_;
+  std::unique_ptr<TableFiles> files_;
   proto::TableMeta meta_;
   std::string identity_;
+  uint64_t folder_dev_ = 0, folder_ino_ = 0;
   proto::ResourceTable resources_;
   std::vector<std::string> strings_;
 };

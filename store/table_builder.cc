@@ -1,8 +1,12 @@
 #include "store/table_builder.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <system_error>
@@ -17,6 +21,10 @@
 #include "leveldb/db.h"
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
+#include "store/file_list.h"
+#include "store/replace_check.h"
+#include "store/sorted_files.h"
+#include "store/meta_check.h"
 #include "store/pread_env.h"
 #include "store/table_format.h"
 #include "store/track_pool.h"
@@ -28,7 +36,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kBatchBytes = 4 << 20;
-constexpr uint32_t kStringsPerChunk = 65536;
 
 absl::Status FromLevelDb(const leveldb::Status& s, std::string_view what) {
   if (s.ok()) return absl::OkStatus();
@@ -78,8 +85,8 @@ TableBuilder::~TableBuilder() {
   if (!finished_ && !temp_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(temp_dir_, ec);
-    fs::remove_all(temp_dir_ + "-spill", ec);
   }
+  claim_.reset();
 }
 
 absl::StatusOr<std::unique_ptr<TableBuilder>> TableBuilder::Create(BuildOptions options) {
@@ -92,20 +99,16 @@ absl::Status TableBuilder::Open() {
   const std::string& out = options_.output;
   if (out.empty()) return absl::InvalidArgumentError("no output path given");
   std::error_code ec;
-  if (fs::exists(out, ec) && !options_.overwrite) {
-    return absl::AlreadyExistsError(
-        absl::StrCat(out, ": already exists (use --force to replace it)"));
-  }
   fs::path parent = fs::absolute(out, ec).parent_path();
   if (!fs::is_directory(parent, ec)) {
     return absl::NotFoundError(absl::StrCat(out, ": folder ", parent.string(), " does not exist"));
   }
+  absl::StatusOr<std::unique_ptr<OutputClaim>> claim = OutputClaim::Acquire(out, options_.removed_leftovers);
+  if (!claim.ok()) return claim.status();
+  claim_ = std::move(*claim);
+  if (absl::Status s = CheckOutputFree(); !s.ok()) return s;
   temp_dir_ = absl::StrCat(out, ".tmp-", getpid());
   fs::remove_all(temp_dir_, ec);
-  fs::remove_all(temp_dir_ + "-spill", ec);
-  if (!fs::create_directory(temp_dir_ + "-spill", ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", temp_dir_, "-spill: ", ec.message()));
-  }
   leveldb::Options opts;
   opts.create_if_missing = true;
   opts.error_if_exists = true;
@@ -363,14 +366,17 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   };
   const uint64_t from_block = from >> kArgsBlockShift, into_block = into >> kArgsBlockShift;
   const uint32_t mask = (1u << kArgsBlockShift) - 1;
+  // Written at once, not through batch_: the next merge loads these blocks
+  // back, and must see this one's result.
+  leveldb::WriteBatch rewrite;
   std::vector<ArgsEntry> fb, ib;
   if (absl::Status s = load(from_block, &fb); !s.ok()) return s;
   const std::string extra = take(&fb, static_cast<uint32_t>(from & mask));
   if (from_block != into_block) {
     if (fb.empty()) {
-      batch_->Delete(ArgsBlockKey(from_block));
+      rewrite.Delete(ArgsBlockKey(from_block));
     } else {
-      batch_->Put(ArgsBlockKey(from_block), EncodeArgsBlock(fb));
+      rewrite.Put(ArgsBlockKey(from_block), EncodeArgsBlock(fb));
     }
     if (absl::Status s = load(into_block, &ib); !s.ok()) return s;
   } else {
@@ -391,8 +397,8 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   }
   auto pos = std::find_if(ib.begin(), ib.end(), [slot](const ArgsEntry& e) { return e.slot > slot; });
   ib.insert(pos, ArgsEntry{slot, std::move(merged)});
-  batch_->Put(ArgsBlockKey(into_block), EncodeArgsBlock(ib));
-  return absl::OkStatus();
+  rewrite.Put(ArgsBlockKey(into_block), EncodeArgsBlock(ib));
+  return FromLevelDb(db_->Write(leveldb::WriteOptions(), &rewrite), "merging arguments");
 }
 
 absl::Status TableBuilder::Tick(uint64_t* done, uint64_t total, std::string_view stage) {
@@ -554,6 +560,22 @@ absl::Status TableBuilder::WriteTables() {
   return FlushBatch();
 }
 
+// Readers open the sorted files directly (store/table_files.h): drop what
+// only LevelDB's DB needed (its own files, manifest, log and lock) and list
+// the rest, so the table is nothing but immutable files.
+absl::Status TableBuilder::SealFiles() {
+  std::error_code ec;
+  std::vector<fs::path> leveldb_files;
+  for (const fs::directory_entry& e : fs::directory_iterator(temp_dir_, ec)) {
+    if (!e.path().filename().string().starts_with(kSortedFilePrefix)) leveldb_files.push_back(e.path());
+  }
+  if (ec) return absl::InternalError(absl::StrCat("cannot list ", temp_dir_, ": ", ec.message()));
+  for (const fs::path& p : leveldb_files) {
+    if (!fs::remove(p, ec) || ec) return absl::InternalError(absl::StrCat("cannot remove ", p.string()));
+  }
+  return WriteFileList(temp_dir_);
+}
+
 absl::Status TableBuilder::Finish() {
   if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
   if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
@@ -573,26 +595,43 @@ absl::Status TableBuilder::Finish() {
   search_index_.reset();
   Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
-  // A fully compacted table opens without replaying logs or compacting, so
-  // readers never write to it, and its files are as small as they get.
-  Progress("compacting", 0.0);
-  db_->CompactRange(nullptr, nullptr);
-  Progress("compacting", 1.0);
-  db_.reset();  // closes the database
-  std::error_code ec;
-  fs::remove_all(temp_dir_ + "-spill", ec);
-  const std::string& out = options_.output;
-  std::string old;
-  if (fs::exists(out, ec)) {
-    old = absl::StrCat(out, ".old-", getpid());
-    fs::rename(out, old, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot move old ", out, " aside: ", ec.message()));
+  if (absl::Status s = FlushBatch(); !s.ok()) return s;
+  Progress("sorting files", 0.0);
+  uint64_t copied = 0;
+  if (absl::Status s = WriteSortedFiles(db_.get(), temp_dir_, 64 << 20, [&] {
+        return Tick(&copied, meta_.num_events() + 1, "sorting files");
+      });
+      !s.ok()) {
+    return s;
   }
-  fs::rename(temp_dir_, out, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename ", temp_dir_, " to ", out, ": ", ec.message()));
+  Progress("sorting files", 1.0);
+  db_.reset();  // closes the database
+  if (absl::Status s = SealFiles(); !s.ok()) return s;
+  // Again: the path may have changed hands while we built.
+  if (absl::Status s = CheckOutputFree(); !s.ok()) return s;
+  const std::string& out = options_.output;
+  std::error_code ec;
+  const bool replace = fs::exists(fs::symlink_status(out, ec));
+  // One rename either way: OUT is never missing nor half written, and a
+  // path that appeared since the check is not overwritten.
+  if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, out.c_str(),
+                  replace ? RENAME_EXCHANGE : RENAME_NOREPLACE) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", temp_dir_, " to ", out, ": ",
+                                            std::strerror(errno)));
+  }
   finished_ = true;
-  if (!old.empty()) fs::remove_all(old, ec);
+  if (replace) fs::remove_all(temp_dir_, ec);  // now the old table
   return absl::OkStatus();
+}
+
+absl::Status TableBuilder::CheckOutputFree() const {
+  const std::string& out = options_.output;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(out, ec))) return absl::OkStatus();
+  if (!options_.overwrite) {
+    return absl::AlreadyExistsError(absl::StrCat(out, ": already exists (use --force to replace a table)"));
+  }
+  return CheckReplaceable(out);
 }
 
 }  // namespace tracetable

@@ -11,8 +11,11 @@
 // string table, resources and metadata, and renames the directory into place.
 //
 // Atomicity: everything is written under "<output>.tmp-<pid>"; the final name
-// appears only after a successful Finish(). Destroying an unfinished builder
-// removes the temporary directory.
+// appears only after a successful Finish(), atomically (an existing table is
+// swapped out in one rename, so OUT is always the old or the new table).
+// Destroying an unfinished builder removes the temporary directory. The
+// output path is held exclusively for the whole build (store/output_claim.h),
+// and `overwrite` replaces only a tracetable (store/replace_check.h).
 //
 // Memory: buffered records are bounded by options.memory_budget; string and
 // resource tables are held in memory (they grow with distinct names, not with
@@ -36,6 +39,7 @@
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
 #include "store/external_sorter.h"
+#include "store/output_claim.h"
 #include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
@@ -49,7 +53,9 @@ namespace tracetable {
 struct BuildOptions {
   std::string output;                          // the .tracetable directory
   uint64_t memory_budget = uint64_t{1} << 30;  // bytes
-  bool overwrite = false;                      // replace an existing table
+  bool overwrite = false;                      // replace an existing table (never anything else)
+  // Paths of leftovers of killed ingests of this output, removed by Create().
+  std::vector<std::string>* removed_leftovers = nullptr;
   // Called now and then during Finish(): what is happening, and a fraction.
   std::function<void(std::string_view stage, double fraction)> progress;
   // When set and true, Add() and Finish() stop with CancelledError soon
@@ -104,6 +110,8 @@ class TableBuilder : public EventSink {
  private:
   explicit TableBuilder(BuildOptions options);
   absl::Status Open();
+  absl::Status SealFiles();
+  absl::Status CheckOutputFree() const;
   uint32_t Process(IdToken pid);
   uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
   absl::Status PutArgs(uint64_t id, std::string_view json);
@@ -120,6 +128,7 @@ class TableBuilder : public EventSink {
 
   BuildOptions options_;
   std::string temp_dir_;
+  std::unique_ptr<OutputClaim> claim_;  // released last
   std::unique_ptr<leveldb::DB> db_;
   std::unique_ptr<leveldb::WriteBatch> batch_;
   size_t batch_bytes_ = 0;

@@ -146,8 +146,9 @@ void AppendTrackSummary(const Table& t, uint32_t id, std::string* out) {
 
 std::vector<std::string> Hosts(const Table& t) {
   std::vector<std::string> hosts;
+  absl::flat_hash_set<std::string> seen;  // a linear search is quadratic in hosts
   for (const proto::Process& p : t.resources().processes()) {
-    if (!p.host().empty() && std::find(hosts.begin(), hosts.end(), p.host()) == hosts.end()) {
+    if (!p.host().empty() && seen.insert(p.host()).second) {
       hosts.push_back(p.host());
     }
   }
@@ -258,8 +259,10 @@ void AppendXprofEvent(const Table& t, const WindowItem& item, uint32_t z, bool w
   absl::StrAppend(out, ",\"args\":{\"uid\":", r.id);
   if (with_args && (r.flags & kFlagHasArgs)) {
     absl::StatusOr<std::string> args = t.Args(r.id);
+    // The row says it has arguments: not finding them is damage, not an answer.
+    if (!args.ok()) Bad("", absl::StrCat("corrupt table ", t.path(), ": ", args.status().message()), 500);
     // Merge the event's own arguments after uid.
-    if (args.ok() && args->size() > 2 && args->front() == '{') {
+    if (args->size() > 2 && args->front() == '{') {
       out->push_back(',');
       out->append(args->substr(1, args->size() - 2));
     }
@@ -399,7 +402,9 @@ Reply WindowReply(const Table& t, const Params& p) {
     if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
     std::string out;
     out.reserve(res->items.size() * 160 + 4096);
-    AppendWindowJson(t, req, *res, TraceJsonOptions(), &out);
+    if (absl::Status s = AppendWindowJson(t, req, *res, TraceJsonOptions(), &out); !s.ok()) {
+      return ErrorReply(500, Sv(s.message()));
+    }
     return Json(std::move(out));
   });
 }

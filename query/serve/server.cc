@@ -9,7 +9,9 @@
 #include "format/absl_compat.h"
 #include "httplib.h"
 #include "query/serve/api.h"
+#include "query/serve/table_watch.h"
 #include "query/serve/tiles_api.h"
+#include "store/file_list.h"
 #include "query/serve/viewer_assets.h"
 #include "zlib.h"
 
@@ -20,7 +22,7 @@ namespace {
 
 bool IsTableDir(const fs::path& p) {
   std::error_code ec;
-  return fs::is_directory(p, ec) && fs::exists(p / "CURRENT", ec);
+  return fs::is_directory(p, ec) && (fs::exists(p / kFileListName, ec) || fs::exists(p / "CURRENT", ec));
 }
 
 std::string TableName(const fs::path& p) {
@@ -170,6 +172,7 @@ struct Server::Impl {
     http.Get(R"(/api/tables/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const NamedTable* t = Find(req.matches[1]);
       if (!t) return Send(req, res, ErrorReply(404, "no such table"));
+      if (auto stale = StaleTableReply(*t->table)) return Send(req, res, *stale);
       Send(req, res, TableReply(*t));
     });
     http.Get(R"(/api/tables/([^/]+)/([a-z]+))", [this](const httplib::Request& req,
@@ -178,6 +181,7 @@ struct Server::Impl {
       if (!nt) return Send(req, res, ErrorReply(404, "no such table"));
       const std::string call = req.matches[2];
       const Table& t = *nt->table;
+      if (auto stale = StaleTableReply(t)) return Send(req, res, *stale);
       if (call == "window") return Send(req, res, WindowReply(t, req.params));
       if (call == "event") return Send(req, res, EventReply(t, req.params));
       if (call == "search") return Send(req, res, SearchReply(t, req.params));

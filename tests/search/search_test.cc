@@ -21,15 +21,14 @@
 #include "format/keys.h"
 #include "gtest/gtest.h"
 #include "ingest/input.h"
-#include "leveldb/db.h"
 #include "leveldb/iterator.h"
-#include "leveldb/write_batch.h"
 #include "query/search.h"
 #include "query/search_count.h"
 #include "query/window.h"
 #include "store/table.h"
 #include "store/table_builder.h"
 #include "tests/shared_traces.h"
+#include "tests/table_edit.h"
 
 namespace tracetable {
 namespace {
@@ -184,7 +183,7 @@ std::vector<RefEvent> MakeTrace(uint32_t seed, int num_tracks, int per_track, Ta
 
 // Chunks, and chunks that carry postings, over the whole index.
 std::pair<int, int> CountChunks(const Table& t) {
-  std::unique_ptr<leveldb::Iterator> it(t.db()->NewIterator(leveldb::ReadOptions()));
+  std::unique_ptr<leveldb::Iterator> it = t.NewIterator();
   int chunks = 0, carrying = 0;
   for (it->Seek(std::string(1, kSearchPrefix)); it->Valid() && it->key()[0] == kSearchPrefix; it->Next()) {
     proto::SearchPostings c;
@@ -197,23 +196,16 @@ std::pair<int, int> CountChunks(const Table& t) {
 
 // Removes the index from a finished table, as if an older build wrote it.
 void DropIndex(const std::string& path) {
-  leveldb::DB* raw = nullptr;
-  ASSERT_TRUE(leveldb::DB::Open(leveldb::Options(), path, &raw).ok());
-  std::unique_ptr<leveldb::DB> db(raw);
-  leveldb::WriteBatch batch;
-  std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (it->key()[0] == kSearchPrefix || it->key()[0] == kSearchTilesPrefix) batch.Delete(it->key());
-  }
-  it.reset();
-  std::string value;
-  ASSERT_TRUE(db->Get(leveldb::ReadOptions(), kMetaKey, &value).ok());
-  proto::TableMeta meta;
-  ASSERT_TRUE(meta.ParseFromString(value));
-  meta.clear_search_index();
-  batch.Put(kMetaKey, meta.SerializeAsString());
-  ASSERT_TRUE(db->Write(leveldb::WriteOptions(), &batch).ok());
-  db->CompactRange(nullptr, nullptr);
+  EditTable(path, [](std::map<std::string, std::string>* records) {
+    for (auto it = records->begin(); it != records->end();) {
+      const char c = it->first[0];
+      it = c == kSearchPrefix || c == kSearchTilesPrefix ? records->erase(it) : std::next(it);
+    }
+    proto::TableMeta meta;
+    ASSERT_TRUE(meta.ParseFromString((*records)[kMetaKey]));
+    meta.clear_search_index();
+    (*records)[kMetaKey] = meta.SerializeAsString();
+  });
 }
 
 struct Built {

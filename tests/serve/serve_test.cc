@@ -165,7 +165,7 @@ class ServeTest : public ::testing::Test {
     absl::StatusOr<WindowResult> r = QueryWindow(t, req);
     EXPECT_TRUE(r.ok());
     std::string out;
-    AppendWindowJson(t, req, *r, TraceJsonOptions(), &out);
+    EXPECT_TRUE(AppendWindowJson(t, req, *r, TraceJsonOptions(), &out).ok());
     return out;
   }
 
