@@ -199,18 +199,17 @@ void AppendItemsJson(const Table& t, const std::vector<WindowItem>& items, bool 
   for (const std::string& slice : rest) out->append(slice);
 }
 
-void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
-                      const TraceJsonOptions& options, std::string* out) {
-  // About 160 bytes an item: reserve once instead of doubling a large string.
-  out->reserve(out->size() + 256 + res.items.size() * 176);
+void AppendWindowHead(const Table& t, const WindowResult& res, std::string* out) {
   out->append("{\"traceEvents\":[\n");
   std::vector<uint32_t> tracks;
   for (const WindowItem& item : res.items) {
     if (tracks.empty() || tracks.back() != item.track) tracks.push_back(item.track);
   }
   AppendMetadataEvents(t, tracks, out);
-  AppendItemsJson(t, res.items, options.include_args, out);
-  if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
+}
+
+void AppendWindowTail(const Table& t, const WindowRequest& req, const WindowResult& res,
+                      const TraceJsonOptions& options, std::string* out) {
   out->append("\n],\"displayTimeUnit\":\"ns\"");
   if (options.include_header) {
     absl::StrAppend(out, ",\"tracetable\":{\"start_us\":", AbsoluteMicros(t, req.start),
@@ -223,6 +222,16 @@ void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResu
                     ",\"tiles_read\":", res.stats.tiles, ",\"bytes_read\":", res.stats.bytes, "}");
   }
   out->append("}\n");
+}
+
+void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
+                      const TraceJsonOptions& options, std::string* out) {
+  // About 160 bytes an item: reserve once instead of doubling a large string.
+  out->reserve(out->size() + 256 + res.items.size() * 176);
+  AppendWindowHead(t, res, out);
+  AppendItemsJson(t, res.items, options.include_args, out);
+  if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
+  AppendWindowTail(t, req, res, options, out);
 }
 
 }  // namespace tracetable

@@ -25,6 +25,15 @@ void AppendWindowJson(const Table& table, const WindowRequest& request,
                       const WindowResult& result, const TraceJsonOptions& options,
                       std::string* out);
 
+// The same answer in pieces, for writers that stream it (export, serve):
+// head + AppendItemJson for every item + tail, with the comma after the last
+// element (an item, or the last metadata event when there is no item) dropped,
+// is byte for byte what AppendWindowJson writes.
+void AppendWindowHead(const Table& table, const WindowResult& result, std::string* out);
+void AppendWindowTail(const Table& table, const WindowRequest& request,
+                      const WindowResult& result, const TraceJsonOptions& options,
+                      std::string* out);
+
 // Pieces, for writers that stream (export).
 void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,
                           std::string* out);

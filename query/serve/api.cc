@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -78,14 +79,30 @@ int64_t TimeParam(const Table& t, const Params& p, const char* key, int64_t def,
   return ParseTime(t, *v, key, ps_per_unit);
 }
 
-// A duration in microseconds -> ps (>= 0).
+// Whether the digits before any exponent are not all zero ("1e-300" is not
+// zero even though it parses to 0 ps).
+bool MantissaNonZero(std::string_view text) {
+  for (char c : text) {
+    if (c == 'e' || c == 'E') break;
+    if (c >= '1' && c <= '9') return true;
+  }
+  return false;
+}
+
+// A duration in microseconds -> ps (>= 0). A non-zero value finer than the
+// picosecond is refused rather than rounded to 0 (which means "every
+// event", the most expensive answer, and would slip past the bins cap).
 int64_t DurationParam(const Params& p, const char* key, int64_t def) {
   const std::string* v = Get(p, key);
   if (!v || v->empty()) return def;
   absl::StatusOr<NsPs> r = ParseMicros(*v);
   if (!r.ok() || r->ns < 0) Bad(key, absl::StrCat("bad duration '", v->substr(0, 64), "'"));
   if (r->ns > INT64_MAX / 4000) Bad(key, "duration is too large");
-  return r->ns * 1000 + r->ps;
+  const int64_t ps = r->ns * 1000 + r->ps;
+  if (ps == 0 && MantissaNonZero(*v)) {
+    Bad(key, absl::StrCat("'", v->substr(0, 64), "' is not 0 but finer than a picosecond"));
+  }
+  return ps;
 }
 
 uint64_t UintParam(const Params& p, const char* key, uint64_t def, uint64_t max) {
@@ -361,18 +378,127 @@ Reply TableReply(const NamedTable& nt) {
   return Json(std::move(out));
 }
 
-Reply WindowReply(const Table& t, const Params& p) {
+namespace {
+
+// A window answer produced kChunkItems items at a time (see Reply::chunks):
+// AppendWindowHead, the items, AppendWindowTail, with the comma after the
+// last element held back, exactly as AppendWindowJson writes it.
+struct WindowStream {
+  const Table* table;
+  WindowRequest req;
+  WindowResult res;
+  size_t next = 0;
+  bool started = false;
+  bool comma_held = false;
+
+  bool Next(std::string* out) {
+    const size_t from = out->size();
+    if (!started) {
+      started = true;
+      AppendWindowHead(*table, res, out);
+    } else {
+      const size_t end = std::min(res.items.size(), next + kChunkItems);
+      if (next < end && comma_held) out->append(",\n");
+      if (next < end) comma_held = false;
+      for (; next < end; ++next) AppendItemJson(*table, res.items[next], false, out);
+    }
+    if (out->size() - from >= 2 && out->compare(out->size() - 2, 2, ",\n") == 0) {
+      out->resize(out->size() - 2);
+      comma_held = true;
+    }
+    if (next < res.items.size()) return true;
+    AppendWindowTail(*table, req, res, TraceJsonOptions(), out);
+    return false;
+  }
+};
+
+}  // namespace
+
+void Drain(Reply* r) {
+  if (!r->chunks) return;
+  while (r->chunks(&r->body)) {
+  }
+  r->chunks = nullptr;
+  r->held_bytes = 0;
+}
+
+Reply WindowReply(const Table& t, const Params& p) { return WindowReply(t, p, false); }
+
+namespace {
+
+// The window call's request from its parameters (400s thrown as BadRequest).
+struct WindowAsk {
+  WindowRequest req;
+  std::vector<uint32_t> tracks;
+  Span span;
+};
+
+WindowAsk ParseWindow(const Table& t, const Params& p) {
+  WindowAsk a;
+  a.span = SpanParams(t, p, "start_us", "end_us");
+  a.req.start = a.span.start;
+  a.req.end = a.span.end;
+  a.req.resolution = DurationParam(p, "resolution_us", (a.span.end - a.span.start) / 2000);
+  a.req.limit = UintParam(p, "limit", kMaxWindowItems, kMaxWindowItems);
+  if (a.req.limit == 0) a.req.limit = kMaxWindowItems;
+  bool all = false;
+  a.tracks = SelectTracks(t, p, &all);
+  if (!all) a.req.tracks = a.tracks;
+  return a;
+}
+
+}  // namespace
+
+bool IsHeavyCall(const Table* t, std::string_view call, const Params& p) {
+  if (call == "stats") return true;
+  try {
+    if (call == "window" && t) {
+      const WindowAsk a = ParseWindow(*t, p);
+      if (a.req.resolution == 0) return true;
+      return static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution) >
+             kHeavyBins;
+    }
+  } catch (const BadRequest&) {
+    return false;  // answered at once with its 400
+  }
+  if (call == "xprof") {
+    const std::string* res = Get(p, "resolution");
+    const std::string* uid = Get(p, "unique_id");
+    const std::string* st = Get(p, "start_time_ms");
+    uint64_t bins = 8000;
+    if (res && !res->empty() && !absl::SimpleAtoi(Av(*res), &bins)) return false;
+    return bins == 0 || bins > kHeavyBins || (uid && !uid->empty() && (!st || st->empty()));
+  }
+  return false;
+}
+
+uint64_t WorkingBytesEstimate(const Table& t, std::string_view call, const Params& p) {
+  try {
+    if (call == "stats") {
+      const Span s = SpanParams(t, p, "start_us", "end_us");
+      bool all = false;
+      const std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
+      const double est = std::min<double>(EstimateEvents(t, tracks, s.start, s.end), kStatsEventCap);
+      return static_cast<uint64_t>(est * (sizeof(WindowItem) + 2 * sizeof(int64_t)));
+    }
+    if (call == "window") {
+      const WindowAsk a = ParseWindow(t, p);
+      if (a.req.resolution != 0) return 0;
+      const double est = std::min<double>(EstimateEvents(t, a.tracks, a.span.start, a.span.end),
+                                          static_cast<double>(a.req.limit));
+      return static_cast<uint64_t>(est * sizeof(WindowItem));
+    }
+  } catch (const BadRequest&) {
+  }
+  return 0;
+}
+
+Reply WindowReply(const Table& t, const Params& p, bool stream) {
   return Guard([&] {
-    WindowRequest req;
-    const Span s = SpanParams(t, p, "start_us", "end_us");
-    req.start = s.start;
-    req.end = s.end;
-    req.resolution = DurationParam(p, "resolution_us", (s.end - s.start) / 2000);
-    req.limit = UintParam(p, "limit", kMaxWindowItems, kMaxWindowItems);
-    if (req.limit == 0) req.limit = kMaxWindowItems;
-    bool all = false;
-    std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
-    if (!all) req.tracks = tracks;
+    WindowAsk ask = ParseWindow(t, p);
+    WindowRequest& req = ask.req;
+    const Span s = ask.span;
+    const std::vector<uint32_t>& tracks = ask.tracks;
     if (req.resolution > 0 &&
         static_cast<double>(s.end - s.start) / static_cast<double>(req.resolution) > kMaxBins) {
       Bad("resolution_us", absl::StrCat("too fine for the window: at most ", kMaxBins,
@@ -396,6 +522,13 @@ Reply WindowReply(const Table& t, const Params& p) {
       res = QueryWindow(t, req);
     }
     if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
+    if (stream && res->items.size() >= kStreamItems) {
+      auto ws = std::make_shared<WindowStream>(WindowStream{&t, req, *std::move(res)});
+      Reply r;
+      r.held_bytes = ws->res.items.capacity() * sizeof(WindowItem);
+      r.chunks = [ws](std::string* out) { return ws->Next(out); };
+      return r;
+    }
     std::string out;
     out.reserve(res->items.size() * 160 + 4096);
     AppendWindowJson(t, req, *res, TraceJsonOptions(), &out);

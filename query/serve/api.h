@@ -5,6 +5,7 @@
 #define TRACETABLE_QUERY_SERVE_API_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -16,7 +17,7 @@
 
 namespace tracetable::serve {
 
-// Query parameters (a key may repeat), as httplib::Params.
+// Query parameters (a key may repeat), percent-decoded.
 using Params = std::multimap<std::string, std::string>;
 
 struct Reply {
@@ -27,7 +28,17 @@ struct Reply {
   // answers 304 when the request's If-None-Match equals it, and caches it
   // ("Cache-Control: public, max-age=31536000, immutable") instead of no-store.
   std::vector<std::pair<std::string, std::string>> headers;
+  // Set for a large answer produced in pieces (then `body` is empty): each
+  // call appends the next piece (about kChunkBytes) to *out and returns false
+  // after the last one. The front sends the pieces as they come (chunked) and
+  // stops calling when the client has gone. `held_bytes` is what the producer
+  // keeps in memory until it is done (counted against the answer budget).
+  std::function<bool(std::string* out)> chunks;
+  uint64_t held_bytes = 0;
 };
+
+// Calls r->chunks to the end, into r->body (then clears chunks).
+void Drain(Reply* r);
 
 // Answer caps (requests asking for more get the cap and "truncated").
 inline constexpr uint64_t kMaxWindowItems = 500'000;
@@ -35,17 +46,34 @@ inline constexpr uint64_t kMaxBins = 2'000'000;         // (end - start) / resol
 inline constexpr uint64_t kMaxFullDetailEvents = 4'000'000;  // resolution 0 estimate
 inline constexpr uint64_t kStatsEventCap = 2'000'000;
 inline constexpr uint64_t kMaxSearchLimit = 1000;
+// Windows with at least this many items are streamed (when asked to be).
+inline constexpr size_t kStreamItems = 4096;
+inline constexpr size_t kChunkItems = 2048;  // ~350 KB of JSON a piece
+// Bins above which a window counts as heavy (IsHeavyCall).
+inline constexpr uint64_t kHeavyBins = 20'000;
 
 Reply ErrorReply(int status, std::string_view message, std::string_view parameter = {});
 
 Reply TablesReply(const std::vector<NamedTable>& tables);
 Reply TableReply(const NamedTable& table);
 Reply WindowReply(const Table& table, const Params& params);
+// stream = true: an answer of kStreamItems items or more comes as chunks.
+Reply WindowReply(const Table& table, const Params& params, bool stream);
 Reply EventReply(const Table& table, const Params& params);
 Reply SearchReply(const Table& table, const Params& params);
 Reply StatsReply(const Table& table, const Params& params);
 // GET /data/plugin/profile/data (XProf / TensorBoard profile plugin).
 Reply XprofReply(const std::vector<NamedTable>& tables, const Params& params);
+
+// Whether `call` ("window", "stats", "xprof", ...) may read many events
+// (stats; resolution 0; more than kHeavyBins bins): the front runs those on a
+// small pool of their own so they never starve cheap calls. `table` may be
+// null (xprof, which names its table in the parameters).
+bool IsHeavyCall(const Table* table, std::string_view call, const Params& params);
+// Memory a call's work may take before its answer exists (stats' events,
+// a resolution-0 window's items), reserved from the answer budget before it
+// runs; 0 when the answer's own size is what counts.
+uint64_t WorkingBytesEstimate(const Table& table, std::string_view call, const Params& params);
 
 }  // namespace tracetable::serve
 
