@@ -1,5 +1,6 @@
 // tracetable serve PATH... [--port 8080] [--bind 127.0.0.1] [--cache-mb 256]
 //                          [--threads N] [limits, access: see --help]
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/resource.h>
 
@@ -24,7 +25,12 @@ int ServeMain(int argc, char** argv) {
       "Serves tables over HTTP: a JSON API (docs/api.md) and a zoomable timeline viewer at /.\n"
       "PATH is a .tracetable directory or a folder holding *.tracetable directories.\n"
       "Listens on the loopback interface unless --bind says otherwise. Ctrl-C stops.\n\noptions");
-  KeepFreedMemoryForReuse();
+  // A server runs for weeks: large answers' memory goes back to the system
+  // when they are done (mmap'd from 1 MB up, not kept in malloc's arenas),
+  // so RSS follows the answer budget instead of its high-water mark.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_TRIM_THRESHOLD, 16 << 20);
+  mallopt(M_ARENA_MAX, 4);
   std::vector<std::string> paths;
   std::string bind = "127.0.0.1", token, token_file;
   int port = 8080, threads = 0;

@@ -209,14 +209,14 @@ void AppendWindowHead(const Table& t, const WindowResult& res, std::string* out)
 }
 
 void AppendWindowTail(const Table& t, const WindowRequest& req, const WindowResult& res,
-                      const TraceJsonOptions& options, std::string* out) {
+                      size_t num_items, const TraceJsonOptions& options, std::string* out) {
   out->append("\n],\"displayTimeUnit\":\"ns\"");
   if (options.include_header) {
     absl::StrAppend(out, ",\"tracetable\":{\"start_us\":", AbsoluteMicros(t, req.start),
                     ",\"end_us\":", AbsoluteMicros(t, req.end),
                     ",\"resolution_us\":", FormatMicros(req.resolution),
                     ",\"level\":", res.level, ",\"bin_us\":", FormatMicros(res.bin),
-                    ",\"items\":", res.items.size(), ",\"events\":", res.events,
+                    ",\"items\":", num_items, ",\"events\":", res.events,
                     ",\"summaries\":", res.summaries,
                     ",\"truncated\":", res.truncated ? "true" : "false",
                     ",\"tiles_read\":", res.stats.tiles, ",\"bytes_read\":", res.stats.bytes, "}");
@@ -231,7 +231,7 @@ void AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResu
   AppendWindowHead(t, res, out);
   AppendItemsJson(t, res.items, options.include_args, out);
   if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
-  AppendWindowTail(t, req, res, options, out);
+  AppendWindowTail(t, req, res, res.items.size(), options, out);
 }
 
 }  // namespace tracetable

@@ -30,9 +30,10 @@ void AppendWindowJson(const Table& table, const WindowRequest& request,
 // element (an item, or the last metadata event when there is no item) dropped,
 // is byte for byte what AppendWindowJson writes.
 void AppendWindowHead(const Table& table, const WindowResult& result, std::string* out);
+// `num_items`: result.items.size() before the items were handed out.
 void AppendWindowTail(const Table& table, const WindowRequest& request,
-                      const WindowResult& result, const TraceJsonOptions& options,
-                      std::string* out);
+                      const WindowResult& result, size_t num_items,
+                      const TraceJsonOptions& options, std::string* out);
 
 // Pieces, for writers that stream (export).
 void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,

@@ -3,11 +3,14 @@
 // is handed to the socket (a whole body, or a streamed answer's query result
 // plus the chunk being sent), and the working set reserved ahead by heavy
 // calls. A reservation that could never fit is kTooLarge (the front answers
-// 413), one that does not fit now is kBusy (503, try again); an accepted one
-// is returned when its Reservation is destroyed. Thread-safe.
+// 413); one that does not fit now may wait (until a deadline) for others to
+// be returned, then is kBusy (503, try again). An accepted one is returned
+// when its Reservation is destroyed. Thread-safe.
 #ifndef TRACETABLE_QUERY_SERVE_ANSWER_BUDGET_H_
 #define TRACETABLE_QUERY_SERVE_ANSWER_BUDGET_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -28,8 +31,9 @@ class AnswerBudget {
     ~Reservation();
     Reservation(const Reservation&) = delete;
     Reservation& operator=(const Reservation&) = delete;
-    // Holds `bytes` instead of the current amount, if that fits.
-    Verdict Resize(uint64_t bytes);
+    // Holds `bytes` instead of the current amount, if that fits by `until`
+    // (shrinking always does at once).
+    Verdict Resize(uint64_t bytes, std::chrono::steady_clock::time_point until = {});
     uint64_t bytes() const { return bytes_; }
 
    private:
@@ -37,15 +41,18 @@ class AnswerBudget {
     uint64_t bytes_;
   };
 
-  Verdict Reserve(uint64_t bytes, std::unique_ptr<Reservation>* out);
+  // Waits until `until` (default: not at all) for room.
+  Verdict Reserve(uint64_t bytes, std::unique_ptr<Reservation>* out,
+                  std::chrono::steady_clock::time_point until = {});
   uint64_t limit() const { return limit_; }
   uint64_t in_use() const;
 
  private:
-  Verdict Change(uint64_t from, uint64_t to);
+  Verdict Change(uint64_t from, uint64_t to, std::chrono::steady_clock::time_point until);
 
   const uint64_t limit_;
   mutable std::mutex mu_;
+  std::condition_variable freed_;
   uint64_t used_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "query/serve/api.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <limits>
 #include <memory>
@@ -380,46 +381,70 @@ Reply TableReply(const NamedTable& nt) {
 
 namespace {
 
-// A window answer produced kChunkItems items at a time (see Reply::chunks):
-// AppendWindowHead, the items, AppendWindowTail, with the comma after the
-// last element held back, exactly as AppendWindowJson writes it.
-struct WindowStream {
-  const Table* table;
-  WindowRequest req;
-  WindowResult res;
-  size_t next = 0;
-  bool started = false;
-  bool comma_held = false;
+// A window answer produced kChunkItems items at a time: AppendWindowHead,
+// the items, AppendWindowTail, with the comma after the last element held
+// back, exactly as AppendWindowJson writes it. The items are cut into pieces
+// up front so each piece's memory is freed once it has been written.
+class WindowStream : public ChunkSource {
+ public:
+  WindowStream(const Table* table, const WindowRequest& req, WindowResult res)
+      : table_(table), req_(req), num_items_(res.items.size()) {
+    AppendWindowHead(*table, res, &head_);
+    for (size_t i = 0; i < res.items.size(); i += kChunkItems) {
+      pieces_.emplace_back(res.items.begin() + i,
+                           res.items.begin() + std::min(res.items.size(), i + kChunkItems));
+    }
+    res.items = {};
+    meta_ = std::move(res);
+    held_ = num_items_ * sizeof(WindowItem) + head_.size();
+  }
 
-  bool Next(std::string* out) {
+  bool Next(std::string* out) override {
     const size_t from = out->size();
-    if (!started) {
-      started = true;
-      AppendWindowHead(*table, res, out);
-    } else {
-      const size_t end = std::min(res.items.size(), next + kChunkItems);
-      if (next < end && comma_held) out->append(",\n");
-      if (next < end) comma_held = false;
-      for (; next < end; ++next) AppendItemJson(*table, res.items[next], false, out);
+    if (!started_) {
+      started_ = true;
+      out->append(head_);
+      head_ = {};
+    } else if (next_ < pieces_.size()) {
+      if (comma_held_) out->append(",\n");
+      comma_held_ = false;
+      std::vector<WindowItem>& piece = pieces_[next_++];
+      for (const WindowItem& item : piece) AppendItemJson(*table_, item, false, out);
+      held_ -= std::min<uint64_t>(held_, piece.size() * sizeof(WindowItem));
+      piece = {};
     }
     if (out->size() - from >= 2 && out->compare(out->size() - 2, 2, ",\n") == 0) {
       out->resize(out->size() - 2);
-      comma_held = true;
+      comma_held_ = true;
     }
-    if (next < res.items.size()) return true;
-    AppendWindowTail(*table, req, res, TraceJsonOptions(), out);
+    if (next_ < pieces_.size()) return true;
+    AppendWindowTail(*table_, req_, meta_, num_items_, TraceJsonOptions(), out);
+    held_ = 0;
     return false;
   }
+
+  uint64_t held_bytes() const override { return held_; }
+
+ private:
+  const Table* table_;
+  WindowRequest req_;
+  WindowResult meta_;  // without its items
+  size_t num_items_;
+  std::string head_;
+  std::vector<std::vector<WindowItem>> pieces_;
+  size_t next_ = 0;
+  bool started_ = false;
+  bool comma_held_ = false;
+  std::atomic<uint64_t> held_{0};
 };
 
 }  // namespace
 
 void Drain(Reply* r) {
   if (!r->chunks) return;
-  while (r->chunks(&r->body)) {
+  while (r->chunks->Next(&r->body)) {
   }
-  r->chunks = nullptr;
-  r->held_bytes = 0;
+  r->chunks.reset();
 }
 
 Reply WindowReply(const Table& t, const Params& p) { return WindowReply(t, p, false); }
@@ -455,8 +480,11 @@ bool IsHeavyCall(const Table* t, std::string_view call, const Params& p) {
     if (call == "window" && t) {
       const WindowAsk a = ParseWindow(*t, p);
       if (a.req.resolution == 0) return true;
-      return static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution) >
-             kHeavyBins;
+      if (static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution) >
+          kHeavyBins) {
+        return true;
+      }
+      return EstimateEvents(*t, a.tracks, a.span.start, a.span.end) > kHeavyEvents;
     }
   } catch (const BadRequest&) {
     return false;  // answered at once with its 400
@@ -482,11 +510,17 @@ uint64_t WorkingBytesEstimate(const Table& t, std::string_view call, const Param
       return static_cast<uint64_t>(est * (sizeof(WindowItem) + 2 * sizeof(int64_t)));
     }
     if (call == "window") {
+      // Items: at most the events under the window and the limit; above
+      // resolution 0, about one per bin, track and lane (twice that, to be safe).
       const WindowAsk a = ParseWindow(t, p);
-      if (a.req.resolution != 0) return 0;
-      const double est = std::min<double>(EstimateEvents(t, a.tracks, a.span.start, a.span.end),
-                                          static_cast<double>(a.req.limit));
-      return static_cast<uint64_t>(est * sizeof(WindowItem));
+      double est = std::min<double>(EstimateEvents(t, a.tracks, a.span.start, a.span.end),
+                                    static_cast<double>(a.req.limit));
+      if (a.req.resolution > 0) {
+        const double bins = static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution);
+        est = std::min(est, 2.0 * (bins + 1) * static_cast<double>(a.tracks.size()));
+      }
+      // The query's vector, and its copy cut into pieces for streaming.
+      return static_cast<uint64_t>(est * 2 * sizeof(WindowItem));
     }
   } catch (const BadRequest&) {
   }
@@ -523,10 +557,8 @@ Reply WindowReply(const Table& t, const Params& p, bool stream) {
     }
     if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
     if (stream && res->items.size() >= kStreamItems) {
-      auto ws = std::make_shared<WindowStream>(WindowStream{&t, req, *std::move(res)});
       Reply r;
-      r.held_bytes = ws->res.items.capacity() * sizeof(WindowItem);
-      r.chunks = [ws](std::string* out) { return ws->Next(out); };
+      r.chunks = std::make_shared<WindowStream>(&t, req, *std::move(res));
       return r;
     }
     std::string out;

@@ -121,7 +121,10 @@ struct Server::Impl {
   std::unique_ptr<net::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::unique_ptr<net::steady_timer> accept_retry;
-  std::unique_ptr<WorkPool> light, heavy;
+  // light and heavy run calls; streamer makes the next piece of streamed
+  // answers and never waits for the budget, so answers in flight always
+  // finish and return theirs.
+  std::unique_ptr<WorkPool> light, heavy, streamer;
   std::unique_ptr<AnswerBudget> budget;
   std::string bound_host;
   bool check_host = true;
@@ -312,16 +315,18 @@ class Session : public std::enable_shared_from_this<Session> {
   template <typename Handler>
   void Work(bool heavy, std::string call, const Table* table, Handler handler, Params params) {
     WorkPool* pool = heavy ? srv_->heavy.get() : srv_->light.get();
-    pool_ = pool;
     auto self = shared_from_this();
     auto task = [self, call = std::move(call), table, handler = std::move(handler),
                  params = std::move(params)]() mutable {
       AnswerBudget& budget = *self->srv_->budget;
       auto out = std::make_shared<Outgoing>();
       out->gzip = self->gzip_;
+      // Waiting for room (answers in flight finish and return theirs) beats
+      // refusing at once; only a client still waiting at the deadline gets 503.
+      const auto until = std::chrono::steady_clock::now() + Seconds(self->srv_->options.budget_wait_s);
       const uint64_t ahead = table ? WorkingBytesEstimate(*table, call, params) : 0;
       AnswerBudget::Verdict v = AnswerBudget::Verdict::kOk;
-      if (ahead > 0) v = budget.Reserve(ahead, &out->hold);
+      if (ahead > 0) v = budget.Reserve(ahead, &out->hold, until);
       if (v == AnswerBudget::Verdict::kOk && !self->gone_) {
         out->reply = handler(params);
         Reply& r = out->reply;
@@ -332,8 +337,8 @@ class Session : public std::enable_shared_from_this<Session> {
             r.headers.emplace_back("Content-Encoding", "gzip");
           }
         }
-        const uint64_t need = r.chunks ? r.held_bytes + kStreamBufferBytes : r.body.size();
-        v = out->hold ? out->hold->Resize(need) : budget.Reserve(need, &out->hold);
+        const uint64_t need = r.chunks ? r.chunks->held_bytes() + kStreamBufferBytes : r.body.size();
+        v = out->hold ? out->hold->Resize(need, until) : budget.Reserve(need, &out->hold, until);
       }
       if (v != AnswerBudget::Verdict::kOk) {
         out->hold.reset();
@@ -419,8 +424,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Chunked transfer: the header, then one piece at a time, each produced on
-  // a worker after the previous one has been handed to the socket, so a slow
-  // reader holds no thread and at most two pieces.
+  // the streamer pool after the previous one has been handed to the socket,
+  // so a slow reader holds no thread and at most two pieces.
   void StartStream(std::shared_ptr<Outgoing> out, http::response_header<> head) {
     if (out->gzip) {
       head.set(http::field::content_encoding, "gzip");
@@ -439,11 +444,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void NextPiece() {
     auto self = shared_from_this();
-    const bool posted = pool_->Post([self] {
+    const bool posted = srv_->streamer->Post([self] {
       if (self->gone_) return;
       auto piece = std::make_shared<std::string>();
       std::string raw;
-      const bool more = self->streaming_->reply.chunks(&raw);
+      Outgoing& out = *self->streaming_;
+      const bool more = out.reply.chunks->Next(&raw);
+      if (out.hold) out.hold->Resize(out.reply.chunks->held_bytes() + kStreamBufferBytes);
       if (self->zip_) {
         if (!self->zip_->Add(raw, !more, piece.get())) self->gone_ = true;
       } else {
@@ -510,7 +517,6 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   std::string if_none_match_;
   std::vector<std::pair<std::string, std::string>> extra_;
-  WorkPool* pool_ = nullptr;
   std::atomic<bool> gone_{false};
   std::shared_ptr<Outgoing> streaming_;
   std::unique_ptr<GzipStream> zip_;
@@ -561,6 +567,7 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   impl_->accept_retry = std::make_unique<net::steady_timer>(*impl_->ioc);
   impl_->light = std::make_unique<WorkPool>(o.threads, o.max_queued);
   impl_->heavy = std::make_unique<WorkPool>(o.heavy_threads, std::max<size_t>(8, o.max_queued / 8));
+  impl_->streamer = std::make_unique<WorkPool>(2, SIZE_MAX);
   impl_->budget = std::make_unique<AnswerBudget>(o.max_answer_bytes);
 }
 
@@ -569,6 +576,7 @@ Server::~Server() {
   // Workers hold sessions; sessions touch the io context and the counters.
   impl_->light->Stop();
   impl_->heavy->Stop();
+  impl_->streamer->Stop();
   impl_->accept_retry.reset();
   impl_->acceptor.reset();
   impl_->ioc.reset();

@@ -41,6 +41,7 @@ struct ServeOptions {
   double idle_timeout_s = 15;         // a keep-alive connection waiting for a request
   double write_timeout_s = 30;        // a client not taking any of a piece of the answer
   uint64_t max_answer_bytes = 256ull << 20;  // answer memory in flight, all requests
+  double budget_wait_s = 5;           // an answer waits this long for room, then 503
   std::vector<std::string> allow_hosts;      // Host names accepted besides localhost
   std::string token;                         // required from every request when set
 };

@@ -341,7 +341,7 @@ TEST_F(ServeLimitsTest, StreamedAnswerEqualsWholeOne) {
     Reply streamed = WindowReply(t, p, true);
     ASSERT_TRUE(streamed.chunks) << q;
     EXPECT_TRUE(streamed.body.empty());
-    EXPECT_GT(streamed.held_bytes, 0u);
+    EXPECT_GT(streamed.chunks->held_bytes(), 0u);
     Drain(&streamed);
     EXPECT_EQ(streamed.body, whole) << q;
     Http h = Get(r.port(), "/api/tables/t/window?" + q);
@@ -385,6 +385,25 @@ TEST(AnswerBudget, BusyThenFreedAndTooLarge) {
   c.reset();
   EXPECT_EQ(b.in_use(), 0u);
   EXPECT_EQ(b.Reserve(1000, &d), AnswerBudget::Verdict::kOk);
+}
+
+// A reservation that does not fit waits (until its deadline) for others to
+// be returned instead of being refused at once.
+TEST(AnswerBudget, WaitsForRoomUntilItsDeadline) {
+  AnswerBudget b(1000);
+  std::unique_ptr<AnswerBudget::Reservation> a, c;
+  ASSERT_EQ(b.Reserve(800, &a), AnswerBudget::Verdict::kOk);
+  auto waiting = std::async(std::launch::async, [&] {
+    return b.Reserve(500, &c, std::chrono::steady_clock::now() + std::chrono::minutes(5));
+  });
+  // Not yet: the waiter is blocked while `a` holds 800 (wait_for(0) only looks).
+  EXPECT_EQ(waiting.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  ASSERT_EQ(a->Resize(400), AnswerBudget::Verdict::kOk);  // shrinking frees room
+  EXPECT_EQ(waiting.get(), AnswerBudget::Verdict::kOk);
+  EXPECT_EQ(b.in_use(), 900u);
+  // A deadline already past: refused at once.
+  std::unique_ptr<AnswerBudget::Reservation> d;
+  EXPECT_EQ(b.Reserve(200, &d, std::chrono::steady_clock::now()), AnswerBudget::Verdict::kBusy);
 }
 
 TEST(WorkPool, RefusesPastItsQueueButTakesContinuations) {
