@@ -52,12 +52,14 @@ int ServeMain(int argc, char** argv) {
       ("cache-mb", po::value(&cache_mb)->default_value(256), "block cache per table, MiB")
       ("threads", po::value(&threads)->default_value(0), "workers for light calls (0 = max(4, cores))")
       ("heavy-threads", po::value(&so.heavy_threads)->default_value(so.heavy_threads),
-       "workers for heavy calls (stats, resolution 0, windows of over 20000 bins)")
+       "workers for heavy calls (stats, resolution 0, windows of over 20000 bins or 250000 events)")
       ("io-threads", po::value(&so.io_threads)->default_value(so.io_threads),
        "threads accepting, reading and writing connections")
       ("max-answer-mb", po::value(&answer_mb)->default_value(answer_mb),
        "memory for answers in flight, all requests together, MiB; over it: 503 (or 413 for an "
        "answer that could never fit)")
+      ("budget-wait", po::value(&so.budget_wait_s)->default_value(so.budget_wait_s),
+       "seconds an answer waits for room in --max-answer-mb before its 503")
       ("max-connections", po::value(&so.max_connections)->default_value(so.max_connections),
        "open connections at most; more are refused")
       ("max-connections-per-address", po::value(&so.max_connections_per_address)
@@ -88,6 +90,9 @@ int ServeMain(int argc, char** argv) {
   if (answer_mb < 1 || answer_mb > (1u << 20)) return Fail("serve", "--max-answer-mb must be 1..1048576");
   for (double t : {so.request_timeout_s, so.idle_timeout_s}) {
     if (!std::isfinite(t) || t < 0.1 || t > 86400) return Fail("serve", "timeouts must be 0.1..86400 s");
+  }
+  if (!std::isfinite(so.budget_wait_s) || so.budget_wait_s < 0 || so.budget_wait_s > 3600) {
+    return Fail("serve", "--budget-wait must be 0..3600 s");
   }
   if (so.max_connections < 1 || so.max_connections_per_address < 1 || so.heavy_threads < 1 ||
       so.io_threads < 1 || so.heavy_threads > 256 || so.io_threads > 64 || threads < 0 || threads > 1024) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <string_view>
 #include <thread>
 
@@ -72,6 +73,10 @@ struct Outgoing {
   bool gzip = false;  // the client accepts gzip
   std::vector<std::pair<std::string, std::string>> extra;  // Set-Cookie, Cache-Control
   std::unique_ptr<AnswerBudget::Reservation> hold;
+  // A heavy call's slot, held until its streamed answer has been sent: heavy
+  // answers are made no faster than they go out, so they never fill the
+  // budget and leave light calls waiting for room.
+  std::shared_ptr<void> heavy_slot;
 };
 
 }  // namespace
@@ -126,6 +131,7 @@ struct Server::Impl {
   // finish and return theirs.
   std::unique_ptr<WorkPool> light, heavy, streamer;
   std::unique_ptr<AnswerBudget> budget;
+  std::unique_ptr<std::counting_semaphore<>> heavy_slots;
   std::string bound_host;
   bool check_host = true;
 
@@ -316,7 +322,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Work(bool heavy, std::string call, const Table* table, Handler handler, Params params) {
     WorkPool* pool = heavy ? srv_->heavy.get() : srv_->light.get();
     auto self = shared_from_this();
-    auto task = [self, call = std::move(call), table, handler = std::move(handler),
+    auto task = [self, heavy, call = std::move(call), table, handler = std::move(handler),
                  params = std::move(params)]() mutable {
       AnswerBudget& budget = *self->srv_->budget;
       auto out = std::make_shared<Outgoing>();
@@ -324,9 +330,17 @@ class Session : public std::enable_shared_from_this<Session> {
       // Waiting for room (answers in flight finish and return theirs) beats
       // refusing at once; only a client still waiting at the deadline gets 503.
       const auto until = std::chrono::steady_clock::now() + Seconds(self->srv_->options.budget_wait_s);
-      const uint64_t ahead = table ? WorkingBytesEstimate(*table, call, params) : 0;
       AnswerBudget::Verdict v = AnswerBudget::Verdict::kOk;
-      if (ahead > 0) v = budget.Reserve(ahead, &out->hold, until);
+      if (heavy) {
+        std::counting_semaphore<>* slots = self->srv_->heavy_slots.get();
+        if (slots->try_acquire_until(until)) {
+          out->heavy_slot = std::shared_ptr<void>(nullptr, [slots](void*) { slots->release(); });
+        } else {
+          v = AnswerBudget::Verdict::kBusy;
+        }
+      }
+      const uint64_t ahead = table ? WorkingBytesEstimate(*table, call, params) : 0;
+      if (ahead > 0 && v == AnswerBudget::Verdict::kOk) v = budget.Reserve(ahead, &out->hold, until);
       if (v == AnswerBudget::Verdict::kOk && !self->gone_) {
         out->reply = handler(params);
         Reply& r = out->reply;
@@ -337,11 +351,13 @@ class Session : public std::enable_shared_from_this<Session> {
             r.headers.emplace_back("Content-Encoding", "gzip");
           }
         }
+        if (!r.chunks) out->heavy_slot.reset();
         const uint64_t need = r.chunks ? r.chunks->held_bytes() + kStreamBufferBytes : r.body.size();
         v = out->hold ? out->hold->Resize(need, until) : budget.Reserve(need, &out->hold, until);
       }
       if (v != AnswerBudget::Verdict::kOk) {
         out->hold.reset();
+        out->heavy_slot.reset();
         const uint64_t mb = budget.limit() >> 20;
         out->reply = v == AnswerBudget::Verdict::kTooLarge
                          ? ErrorReply(413, absl::StrCat("this answer needs more memory than the server's whole answer "
@@ -569,6 +585,7 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   impl_->heavy = std::make_unique<WorkPool>(o.heavy_threads, std::max<size_t>(8, o.max_queued / 8));
   impl_->streamer = std::make_unique<WorkPool>(2, SIZE_MAX);
   impl_->budget = std::make_unique<AnswerBudget>(o.max_answer_bytes);
+  impl_->heavy_slots = std::make_unique<std::counting_semaphore<>>(o.heavy_threads);
 }
 
 Server::~Server() {

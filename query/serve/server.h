@@ -33,7 +33,7 @@ struct ServeOptions {
   size_t cache_bytes = 256ull << 20;  // LevelDB block cache, per table
   int threads = 0;                    // workers for light calls; 0 = max(4, cores)
   int heavy_threads = 2;              // workers for heavy calls
-  int io_threads = 1;                 // threads accepting, reading and writing
+  int io_threads = 2;                 // threads accepting, reading and writing
   size_t max_queued = 1024;           // requests waiting per pool; more get 503
   int max_connections = 10000;        // open at once; more are refused
   int max_connections_per_address = 2000;
