@@ -20,6 +20,7 @@
 #include "query/serve/api.h"
 #include "query/serve/gzip_stream.h"
 #include "query/serve/request_access.h"
+#include "query/serve/tiles_api.h"
 #include "query/serve/viewer_assets.h"
 #include "query/serve/work_pool.h"
 
@@ -312,7 +313,8 @@ class Session : public std::enable_shared_from_this<Session> {
       if (call == "event") return Work(false, call, t, [t](const Params& p) { return EventReply(*t, p); }, std::move(params));
       if (call == "search") return Work(false, call, t, [t](const Params& p) { return SearchReply(*t, p); }, std::move(params));
       if (call == "stats") return Work(true, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
-      return SendNow(ErrorReply(404, absl::StrCat("no call '", call.substr(0, 64), "' (window, event, search, stats)")));
+      if (call == "tile") return Work(false, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
+      return SendNow(ErrorReply(404, absl::StrCat("no call '", call.substr(0, 64), "' (window, event, search, stats, tile)")));
     }
     SendNow(ErrorReply(404, "not found"));
   }
