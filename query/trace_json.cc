@@ -213,30 +213,39 @@ absl::Status AppendItemsJson(const Table& t, const std::vector<WindowItem>& item
   return absl::OkStatus();
 }
 
-absl::Status AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
-                              const TraceJsonOptions& options, std::string* out) {
-  // About 160 bytes an item: reserve once instead of doubling a large string.
-  out->reserve(out->size() + 256 + res.items.size() * 176);
+void AppendWindowHead(const Table& t, const WindowResult& res, std::string* out) {
   out->append("{\"traceEvents\":[\n");
   std::vector<uint32_t> tracks;
   for (const WindowItem& item : res.items) {
     if (tracks.empty() || tracks.back() != item.track) tracks.push_back(item.track);
   }
   AppendMetadataEvents(t, tracks, out);
-  if (absl::Status s = AppendItemsJson(t, res.items, options.include_args, out); !s.ok()) return s;
-  if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
+}
+
+void AppendWindowTail(const Table& t, const WindowRequest& req, const WindowResult& res,
+                      size_t num_items, const TraceJsonOptions& options, std::string* out) {
   out->append("\n],\"displayTimeUnit\":\"ns\"");
   if (options.include_header) {
     absl::StrAppend(out, ",\"tracetable\":{\"start_us\":", AbsoluteMicros(t, req.start),
                     ",\"end_us\":", AbsoluteMicros(t, req.end),
                     ",\"resolution_us\":", FormatMicros(req.resolution),
                     ",\"level\":", res.level, ",\"bin_us\":", FormatMicros(res.bin),
-                    ",\"items\":", res.items.size(), ",\"events\":", res.events,
+                    ",\"items\":", num_items, ",\"events\":", res.events,
                     ",\"summaries\":", res.summaries,
                     ",\"truncated\":", res.truncated ? "true" : "false",
                     ",\"tiles_read\":", res.stats.tiles, ",\"bytes_read\":", res.stats.bytes, "}");
   }
   out->append("}\n");
+}
+
+absl::Status AppendWindowJson(const Table& t, const WindowRequest& req, const WindowResult& res,
+                              const TraceJsonOptions& options, std::string* out) {
+  // About 160 bytes an item: reserve once instead of doubling a large string.
+  out->reserve(out->size() + 256 + res.items.size() * 176);
+  AppendWindowHead(t, res, out);
+  if (absl::Status s = AppendItemsJson(t, res.items, options.include_args, out); !s.ok()) return s;
+  if (out->size() >= 2 && out->substr(out->size() - 2) == ",\n") out->resize(out->size() - 2);
+  AppendWindowTail(t, req, res, res.items.size(), options, out);
   return absl::OkStatus();
 }
 

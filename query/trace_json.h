@@ -24,8 +24,18 @@ struct TraceJsonOptions {
 // asked for and an event's cannot be read (a damaged table): the answer
 // would lack them, so it is no answer.
 absl::Status AppendWindowJson(const Table& table, const WindowRequest& request,
-                      const WindowResult& result, const TraceJsonOptions& options,
-                      std::string* out);
+                              const WindowResult& result, const TraceJsonOptions& options,
+                              std::string* out);
+
+// The same answer in pieces, for writers that stream it (export, serve):
+// head + AppendItemJson for every item + tail, with the comma after the last
+// element (an item, or the last metadata event when there is no item) dropped,
+// is byte for byte what AppendWindowJson writes.
+void AppendWindowHead(const Table& table, const WindowResult& result, std::string* out);
+// `num_items`: result.items.size() before the items were handed out.
+void AppendWindowTail(const Table& table, const WindowRequest& request,
+                      const WindowResult& result, size_t num_items,
+                      const TraceJsonOptions& options, std::string* out);
 
 // Pieces, for writers that stream (export).
 void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,

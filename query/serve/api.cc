@@ -1,8 +1,10 @@
 #include "query/serve/api.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -80,14 +82,30 @@ int64_t TimeParam(const Table& t, const Params& p, const char* key, int64_t def,
   return ParseTime(t, *v, key, ps_per_unit);
 }
 
-// A duration in microseconds -> ps (>= 0).
+// Whether the digits before any exponent are not all zero ("1e-300" is not
+// zero even though it parses to 0 ps).
+bool MantissaNonZero(std::string_view text) {
+  for (char c : text) {
+    if (c == 'e' || c == 'E') break;
+    if (c >= '1' && c <= '9') return true;
+  }
+  return false;
+}
+
+// A duration in microseconds -> ps (>= 0). A non-zero value finer than the
+// picosecond is refused rather than rounded to 0 (which means "every
+// event", the most expensive answer, and would slip past the bins cap).
 int64_t DurationParam(const Params& p, const char* key, int64_t def) {
   const std::string* v = Get(p, key);
   if (!v || v->empty()) return def;
   absl::StatusOr<NsPs> r = ParseMicros(*v);
   if (!r.ok() || r->ns < 0) Bad(key, absl::StrCat("bad duration '", v->substr(0, 64), "'"));
   if (r->ns > INT64_MAX / 4000) Bad(key, "duration is too large");
-  return r->ns * 1000 + r->ps;
+  const int64_t ps = r->ns * 1000 + r->ps;
+  if (ps == 0 && MantissaNonZero(*v)) {
+    Bad(key, absl::StrCat("'", v->substr(0, 64), "' is not 0 but finer than a picosecond"));
+  }
+  return ps;
 }
 
 uint64_t UintParam(const Params& p, const char* key, uint64_t def, uint64_t max) {
@@ -365,18 +383,161 @@ Reply TableReply(const NamedTable& nt) {
   return Json(std::move(out));
 }
 
-Reply WindowReply(const Table& t, const Params& p) {
+namespace {
+
+// A window answer produced kChunkItems items at a time: AppendWindowHead,
+// the items, AppendWindowTail, with the comma after the last element held
+// back, exactly as AppendWindowJson writes it. The items are cut into pieces
+// up front so each piece's memory is freed once it has been written.
+class WindowStream : public ChunkSource {
+ public:
+  WindowStream(const Table* table, const WindowRequest& req, WindowResult res)
+      : table_(table), req_(req), num_items_(res.items.size()) {
+    AppendWindowHead(*table, res, &head_);
+    for (size_t i = 0; i < res.items.size(); i += kChunkItems) {
+      pieces_.emplace_back(res.items.begin() + i,
+                           res.items.begin() + std::min(res.items.size(), i + kChunkItems));
+    }
+    res.items = {};
+    meta_ = std::move(res);
+    held_ = num_items_ * sizeof(WindowItem) + head_.size();
+  }
+
+  bool Next(std::string* out) override {
+    const size_t from = out->size();
+    if (!started_) {
+      started_ = true;
+      out->append(head_);
+      head_ = {};
+    } else if (next_ < pieces_.size()) {
+      if (comma_held_) out->append(",\n");
+      comma_held_ = false;
+      std::vector<WindowItem>& piece = pieces_[next_++];
+      // Without arguments an item cannot fail to format (only reading args can).
+      for (const WindowItem& item : piece) AppendItemJson(*table_, item, false, out).IgnoreError();
+      held_ -= std::min<uint64_t>(held_, piece.size() * sizeof(WindowItem));
+      piece = {};
+    }
+    if (out->size() - from >= 2 && out->compare(out->size() - 2, 2, ",\n") == 0) {
+      out->resize(out->size() - 2);
+      comma_held_ = true;
+    }
+    if (next_ < pieces_.size()) return true;
+    AppendWindowTail(*table_, req_, meta_, num_items_, TraceJsonOptions(), out);
+    held_ = 0;
+    return false;
+  }
+
+  uint64_t held_bytes() const override { return held_; }
+
+ private:
+  const Table* table_;
+  WindowRequest req_;
+  WindowResult meta_;  // without its items
+  size_t num_items_;
+  std::string head_;
+  std::vector<std::vector<WindowItem>> pieces_;
+  size_t next_ = 0;
+  bool started_ = false;
+  bool comma_held_ = false;
+  std::atomic<uint64_t> held_{0};
+};
+
+}  // namespace
+
+void Drain(Reply* r) {
+  if (!r->chunks) return;
+  while (r->chunks->Next(&r->body)) {
+  }
+  r->chunks.reset();
+}
+
+Reply WindowReply(const Table& t, const Params& p) { return WindowReply(t, p, false); }
+
+namespace {
+
+// The window call's request from its parameters (400s thrown as BadRequest).
+struct WindowAsk {
+  WindowRequest req;
+  std::vector<uint32_t> tracks;
+  Span span;
+};
+
+WindowAsk ParseWindow(const Table& t, const Params& p) {
+  WindowAsk a;
+  a.span = SpanParams(t, p, "start_us", "end_us");
+  a.req.start = a.span.start;
+  a.req.end = a.span.end;
+  a.req.resolution = DurationParam(p, "resolution_us", (a.span.end - a.span.start) / 2000);
+  a.req.limit = UintParam(p, "limit", kMaxWindowItems, kMaxWindowItems);
+  if (a.req.limit == 0) a.req.limit = kMaxWindowItems;
+  bool all = false;
+  a.tracks = SelectTracks(t, p, &all);
+  if (!all) a.req.tracks = a.tracks;
+  return a;
+}
+
+}  // namespace
+
+bool IsHeavyCall(const Table* t, std::string_view call, const Params& p) {
+  if (call == "stats") return true;
+  try {
+    if (call == "window" && t) {
+      const WindowAsk a = ParseWindow(*t, p);
+      if (a.req.resolution == 0) return true;
+      if (static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution) >
+          kHeavyBins) {
+        return true;
+      }
+      return EstimateEvents(*t, a.tracks, a.span.start, a.span.end) > kHeavyEvents;
+    }
+  } catch (const BadRequest&) {
+    return false;  // answered at once with its 400
+  }
+  if (call == "xprof") {
+    const std::string* res = Get(p, "resolution");
+    const std::string* uid = Get(p, "unique_id");
+    const std::string* st = Get(p, "start_time_ms");
+    uint64_t bins = 8000;
+    if (res && !res->empty() && !absl::SimpleAtoi(Av(*res), &bins)) return false;
+    return bins == 0 || bins > kHeavyBins || (uid && !uid->empty() && (!st || st->empty()));
+  }
+  return false;
+}
+
+uint64_t WorkingBytesEstimate(const Table& t, std::string_view call, const Params& p) {
+  try {
+    if (call == "stats") {
+      const Span s = SpanParams(t, p, "start_us", "end_us");
+      bool all = false;
+      const std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
+      const double est = std::min<double>(EstimateEvents(t, tracks, s.start, s.end), kStatsEventCap);
+      return static_cast<uint64_t>(est * (sizeof(WindowItem) + 2 * sizeof(int64_t)));
+    }
+    if (call == "window") {
+      // Items: at most the events under the window and the limit; above
+      // resolution 0, about one per bin, track and lane (twice that, to be safe).
+      const WindowAsk a = ParseWindow(t, p);
+      double est = std::min<double>(EstimateEvents(t, a.tracks, a.span.start, a.span.end),
+                                    static_cast<double>(a.req.limit));
+      if (a.req.resolution > 0) {
+        const double bins = static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution);
+        est = std::min(est, 2.0 * (bins + 1) * static_cast<double>(a.tracks.size()));
+      }
+      // The query's vector, and its copy cut into pieces for streaming.
+      return static_cast<uint64_t>(est * 2 * sizeof(WindowItem));
+    }
+  } catch (const BadRequest&) {
+  }
+  return 0;
+}
+
+Reply WindowReply(const Table& t, const Params& p, bool stream) {
   return Guard([&] {
-    WindowRequest req;
-    const Span s = SpanParams(t, p, "start_us", "end_us");
-    req.start = s.start;
-    req.end = s.end;
-    req.resolution = DurationParam(p, "resolution_us", (s.end - s.start) / 2000);
-    req.limit = UintParam(p, "limit", kMaxWindowItems, kMaxWindowItems);
-    if (req.limit == 0) req.limit = kMaxWindowItems;
-    bool all = false;
-    std::vector<uint32_t> tracks = SelectTracks(t, p, &all);
-    if (!all) req.tracks = tracks;
+    WindowAsk ask = ParseWindow(t, p);
+    WindowRequest& req = ask.req;
+    const Span s = ask.span;
+    const std::vector<uint32_t>& tracks = ask.tracks;
     if (req.resolution > 0 &&
         static_cast<double>(s.end - s.start) / static_cast<double>(req.resolution) > kMaxBins) {
       Bad("resolution_us", absl::StrCat("too fine for the window: at most ", kMaxBins,
@@ -400,6 +561,11 @@ Reply WindowReply(const Table& t, const Params& p) {
       res = QueryWindow(t, req);
     }
     if (!res.ok()) return ErrorReply(500, Sv(res.status().message()));
+    if (stream && res->items.size() >= kStreamItems) {
+      Reply r;
+      r.chunks = std::make_shared<WindowStream>(&t, req, *std::move(res));
+      return r;
+    }
     std::string out;
     out.reserve(res->items.size() * 160 + 4096);
     if (absl::Status s = AppendWindowJson(t, req, *res, TraceJsonOptions(), &out); !s.ok()) {

@@ -3,6 +3,15 @@
 // (query/viewer/, embedded at build time) at "/". docs/api.md describes every
 // call.
 //
+// The front is event-driven (Boost.Beast/Asio): io threads accept, read and
+// write every connection, so idle and slow clients cost a socket and a few
+// KB, never a thread. A request goes to a worker only once read whole (its
+// head and body within request_timeout_s); heavy calls (api.h IsHeavyCall)
+// have a small pool of their own. Answers hold memory from a global budget
+// (max_answer_bytes) and large ones are streamed in chunks. Requests must
+// name an allowed Host (unless bound to a non-loopback address) and carry
+// the token when one is set.
+//
 // Tables are opened once and shared by the worker threads (Table's const
 // methods are thread-safe). Requests never name files: a table is chosen by
 // its name (the directory name without ".tracetable") from the set given at
@@ -22,7 +31,19 @@ namespace tracetable::serve {
 
 struct ServeOptions {
   size_t cache_bytes = 256ull << 20;  // LevelDB block cache, per table
-  int threads = 0;                    // worker threads; 0 = max(4, cores)
+  int threads = 0;                    // workers for light calls; 0 = max(4, cores)
+  int heavy_threads = 2;              // workers for heavy calls
+  int io_threads = 2;                 // threads accepting, reading and writing
+  size_t max_queued = 1024;           // requests waiting per pool; more get 503
+  int max_connections = 10000;        // open at once; more are refused
+  int max_connections_per_address = 2000;
+  double request_timeout_s = 10;      // a whole request head + body
+  double idle_timeout_s = 15;         // a keep-alive connection waiting for a request
+  double write_timeout_s = 30;        // a client not taking any of a piece of the answer
+  uint64_t max_answer_bytes = 256ull << 20;  // answer memory in flight, all requests
+  double budget_wait_s = 5;           // an answer waits this long for room, then 503
+  std::vector<std::string> allow_hosts;      // Host names accepted besides localhost
+  std::string token;                         // required from every request when set
 };
 
 struct NamedTable {
@@ -44,6 +65,9 @@ class Server {
 
   // Binds host:port (port 0 = an ephemeral port) and returns the bound port.
   absl::StatusOr<int> Bind(const std::string& host, int port);
+  // After Bind(): whether the Host header is checked (false when bound to an
+  // address other than loopback, which exposes the tables on purpose).
+  bool checks_host() const;
   // Serves until Stop(); call after Bind().
   void Run();
   // Thread-safe; makes Run() return.
@@ -52,6 +76,7 @@ class Server {
   const std::vector<NamedTable>& tables() const;
 
  private:
+  friend class Session;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
