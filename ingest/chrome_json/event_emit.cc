@@ -32,14 +32,14 @@ absl::StatusOr<int64_t> EventParser::RelativeTime(const TimeField& f,
                                                   std::string_view key) {
   absl::StatusOr<NsPs> t = f.parsed ? f.value : ParseMicrosText(f.text);
   if (!t.ok()) {
-    return ErrorAt(f.at,
+    return TimeError(f.at,
                    Cat("a number of microseconds for \"", key,
                                 "\" within int64 nanoseconds"),
                    Quote(f.text));
   }
   absl::StatusOr<int64_t> rel = sink_->ToRelativePs(t->ns, t->ps);
   if (!rel.ok()) {
-    return ErrorAt(f.at,
+    return TimeError(f.at,
                    Cat("a \"", key,
                                 "\" within the table's time range (about "
                                 "+-100 days of its first timestamp)"),
@@ -54,7 +54,7 @@ absl::StatusOr<int64_t> EventParser::DurationPs(const TimeField& f,
   __int128 ps = 0;
   if (t.ok()) ps = static_cast<__int128>(t->ns) * 1000 + t->ps;
   if (!t.ok() || ps > INT64_MAX || ps < INT64_MIN) {
-    return ErrorAt(f.at,
+    return TimeError(f.at,
                    Cat("a number of microseconds for \"", key,
                                 "\" within int64 picoseconds"),
                    Quote(f.text));
@@ -179,7 +179,7 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
   // validated (bad text is an error) but not stored.
   for (const auto& [f, key] : {std::pair{&ev.tdur, "tdur"}, std::pair{&ev.tts, "tts"}}) {
     if (f->present && !f->parsed && !ParseMicrosText(f->text).ok()) {
-      return ErrorAt(f->at, Cat("a number of microseconds for \"", key, "\""),
+      return TimeError(f->at, Cat("a number of microseconds for \"", key, "\""),
                      Quote(f->text));
     }
   }

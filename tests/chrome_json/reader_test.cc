@@ -466,3 +466,25 @@ TEST(ChromeJsonSink, AddFailureStopsTheReader) {
 
 }  // namespace
 }  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Perfetto's reading: an event without "tid" is on its process's main
+// thread, whose tid is the pid.
+TEST(ChromeJsonIds, MissingTidIsThePid) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"X","name":"a","pid":7,"ts":1,"dur":1},
+                           {"ph":"X","name":"b","pid":"gpu","ts":1,"dur":1},
+                           {"ph":"X","name":"c","pid":7,"tid":7,"ts":2,"dur":1},
+                           {"ph":"M","name":"thread_name","pid":7,"args":{"name":"main"}}])",
+                       &sink).ok());
+  ASSERT_EQ(sink.events.size(), 3u);
+  EXPECT_EQ(sink.events[0].track, "thread n:7 n:7");
+  EXPECT_EQ(sink.events[1].track, "thread s:gpu s:gpu");
+  EXPECT_EQ(sink.events[2].track, sink.events[0].track);
+  EXPECT_EQ(sink.thread_names["n:7 n:7"], "main");
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink
