@@ -297,7 +297,7 @@ absl::Status EventParser::TimeError(const char* at, std::string_view expected,
 
 absl::Status EventParser::SimdError(error_code err, const char* at) const {
   error_reason_ = err == simdjson::UTF8_ERROR ? "event with invalid UTF-8"
-                  : err == simdjson::DEPTH_ERROR ? "event nested over 1000 levels deep"
+                  : err == simdjson::DEPTH_ERROR ? "event nested over 1024 levels deep"
                   : err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE
                       ? "event with a number out of range"
                       : "event with broken JSON";
@@ -637,8 +637,8 @@ absl::Status EventParser::ReadArgs(Ondemand& v, RawEvent& ev) {
 absl::Status EventParser::Skim(Ondemand& v, int depth) {
   const char* at = v.raw_json_token().data();
   if (depth >= kMaxNesting) {
-    error_reason_ = "event nested over 1000 levels deep";
-    return ErrorAt(at, "nesting under 1000 levels inside an event", "deeper nesting");
+    error_reason_ = "event nested over 1024 levels deep";
+    return ErrorAt(at, "nesting under 1024 levels", "deeper nesting inside an event");
   }
   od::json_type t;
   if (auto e = v.type().get(t)) return SimdError(e, at);

@@ -74,7 +74,7 @@ class EventParser {
 
   // Values nested deeper than this inside one event are an error of that
   // event (the validation walk recurses; this bounds its stack).
-  static constexpr int kMaxNesting = 1000;
+  static constexpr int kMaxNesting = 1024;  // as for the whole document (json_scan)
 
   // A field of an event whose value is a time (ts, dur, ...): its text and
   // where it is, for messages.

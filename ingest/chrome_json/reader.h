@@ -18,7 +18,7 @@
 //    cut off at the end of the file (complete events are kept, the partial one
 //    is counted as skipped and reported with Warn).
 //  - One bad event (broken JSON inside its own object, invalid UTF-8 in it,
-//    a bad ts/dur text, nesting over 1000 levels) is skipped: counted with
+//    a bad ts/dur text, nesting over 1024 levels) is skipped: counted with
 //    CountSkipped by reason, the first few reported with Warn (file, byte
 //    offset, what was wrong), and reading resumes at the next event: after
 //    the event's extent when that is followed by ',' or ']', else at the

@@ -147,3 +147,39 @@ TEST(ChromeJsonSkip, StrictFailsOnTruncation) {
 
 }  // namespace
 }  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Deep nesting inside an event is that event's error, not a stack overflow.
+TEST(ChromeJsonSkip, DeepNestingInsideAnEventIsSkipped) {
+  const int d = 40000;
+  const std::string arrays = std::string(d, '[') + std::string(d, ']');
+  std::string objects;
+  for (int i = 0; i < d; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(d, '}');
+  const std::string bad[] = {
+      R"({"ph":"X","name":"d","pid":1,"tid":1,"ts":2,"dur":1,"args":{"a":)" + arrays + "}}",
+      R"({"ph":"X","name":"d","pid":1,"tid":1,"ts":2,"dur":1,"args":{"a":)" + objects + "}}",
+      R"({"ph":"M","name":"process_name","pid":1,"args":{"name":)" + arrays + "}}",
+      R"({"ph":"C","name":"c","pid":1,"ts":2,"args":{"v":)" + objects + "}}",
+      R"({"ph":"b","name":"a","pid":1,"ts":2,"id2":)" + objects + "}",
+  };
+  ReadOptions strict;
+  strict.strict = true;
+  for (const std::string& b : bad) {
+    SCOPED_TRACE(b.substr(0, 60));
+    CollectingSink sink;
+    ASSERT_TRUE(ReadText("[" + Good(1) + ",\n" + b + ",\n" + Good(3) + "]", &sink).ok());
+    EXPECT_EQ(sink.events.size(), 2u);
+    EXPECT_EQ(sink.skipped["event nested over 1024 levels deep"], 1u);
+    ASSERT_EQ(sink.warnings.size(), 1u);
+    EXPECT_THAT(sink.warnings[0], HasSubstr("expected nesting under 1024 levels"));
+    CollectingSink strict_sink;
+    absl::Status s = ReadChromeJson(sink.path, "", &strict_sink, strict);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  }
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink
