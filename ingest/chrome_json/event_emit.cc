@@ -1,10 +1,12 @@
 // EventParser, second half: the phase mapping (what each event becomes in
 // the sink) and exact time conversion. Parsing and validation are in
 // event_parser.cc.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "format/time.h"
 #include "ingest/chrome_json/event_parser.h"
@@ -16,6 +18,33 @@ namespace {
 
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
+
+// A counter value written as a string (".75", "050", "-1e3"): the decimal
+// text quoted times accept (format/time.h), as a finite double.
+std::optional<double> NumberText(std::string_view t) {
+  size_t i = 0, digits = 0;
+  auto skip_digits = [&] {
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) ++digits;
+  };
+  if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+  skip_digits();
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    skip_digits();
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+    const size_t before = digits;
+    skip_digits();
+    if (digits == before) return std::nullopt;
+  }
+  if (i != t.size()) return std::nullopt;
+  double v = 0;
+  if (!absl::SimpleAtod(absl::string_view(t.data(), t.size()), &v) || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
 
 bool IsEmptyObject(std::string_view obj) {
   for (char c : obj.substr(1, obj.size() - 2)) {
@@ -238,12 +267,23 @@ absl::Status EventParser::EmitCounters(const RawEvent& ev) {
         (err = f.value().type().get(t))) {
       return SimdError(err, ev.args.data());
     }
-    if (t != od::json_type::number) {
+    if (t == od::json_type::string) {
+      // Some tracers quote counter values as they quote ts.
+      std::string_view text;
+      if ((err = f.value().get_string().get(text))) return SimdError(err, ev.args.data());
+      std::optional<double> v = NumberText(text);
+      if (!v) {
+        sink_->CountSkipped("counter arg that is not a number");
+        continue;
+      }
+      e.value = *v;
+    } else if (t == od::json_type::number) {
+      const char* at = f.value().raw_json_token().data();
+      if ((err = f.value().get_double().get(e.value))) return SimdError(err, at);
+    } else {
       sink_->CountSkipped("counter arg that is not a number");
       continue;
     }
-    const char* at = f.value().raw_json_token().data();
-    if ((err = f.value().get_double().get(e.value))) return SimdError(err, at);
     e.track = sink_->CounterTrack(ev.pid, key_buf_, series);
     e.name = strings_.Intern(series);  // event.h: for counters, the series
     ++values;

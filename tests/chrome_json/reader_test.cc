@@ -488,3 +488,22 @@ TEST(ChromeJsonIds, MissingTidIsThePid) {
 
 }  // namespace
 }  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Counter values quoted as strings read like quoted times.
+TEST(ChromeJsonCounters, QuotedValuesAreNumbers) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"C","name":"mem","pid":1,"ts":1,
+      "args":{"a":".75","b":"050","c":"-1.5e3","d":"12abc","e":"","f":"1e999","g":7}}])",
+                       &sink).ok());
+  std::map<std::string, double> got;
+  for (const Collected& c : sink.events) got[c.name] = c.event.value;
+  EXPECT_EQ(got, (std::map<std::string, double>{
+                     {"a", 0.75}, {"b", 50}, {"c", -1500}, {"g", 7}}));
+  EXPECT_EQ(sink.skipped["counter arg that is not a number"], 3u);
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink
