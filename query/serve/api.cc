@@ -14,6 +14,7 @@
 #include "format/json_text.h"
 #include "query/estimate.h"
 #include "query/search.h"
+#include "query/input_fields.h"
 #include "query/trace_json.h"
 #include "query/track_filter.h"
 #include "query/window.h"
@@ -336,6 +337,8 @@ Reply TableReply(const NamedTable& nt) {
   const Table& t = *nt.table;
   std::string out = "{";
   AppendTableHeader(nt, &out);
+  out.append(",\"inputs\":");
+  AppendInputsJson(t, &out);
   out.append(",\"processes\":[");
   const proto::ResourceTable& res = t.resources();
   std::vector<std::vector<uint32_t>> by_process(res.processes_size());

@@ -100,6 +100,20 @@ c=$(events_of "$work/cut.tracetable")
 expect_fail "--strict on a cut gzip" "cut.json.gz: decompressed byte [0-9]*: expected the rest of the trace" "$tt" ingest "$work/cut.json.gz" -o "$work/out.tracetable" --strict
 no_table_left "--strict on a cut gzip"
 
+# Top-level fields ("metadata", ...) are shown by info and written by export.
+printf '{"metadata":{"clock-domain":"BOOT","cfg":[1,2]},"traceEvents":[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"name":"a"}],"otherData":{"v":"7"}}' >"$work/meta.json"
+"$tt" ingest "$work/meta.json" -o "$work/meta.tracetable" -q 2>/dev/null && ok || fail "ingest meta.json"
+"$tt" info "$work/meta.tracetable" | grep -q 'field   metadata = {"clock-domain":"BOOT","cfg":\[1,2\]}' && ok || fail "info shows metadata"
+"$tt" info "$work/meta.tracetable" --json | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["inputs"][0]["fields"]
+assert f["metadata"] == {"clock-domain": "BOOT", "cfg": [1, 2]} and f["otherData"] == {"v": "7"}, f' && ok || fail "info --json fields"
+"$tt" export "$work/meta.tracetable" -o "$work/meta_export.json" 2>/dev/null && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["metadata"] == {"clock-domain": "BOOT", "cfg": [1, 2]} and d["otherData"] == {"v": "7"}, d
+assert len(d["traceEvents"]) >= 1' "$work/meta_export.json" && ok || fail "export writes metadata"
+
 # Memory: a 16 MiB budget on ~95 MB of JSON spills and stays far below
 # budget + 200 MB.
 "$gen" --events 1000000 --hosts 2 --devices 4 --seed 3 -o "$work/big.json" >/dev/null 2>&1
