@@ -46,6 +46,10 @@ std::optional<double> NumberText(std::string_view t) {
   return v;
 }
 
+// tts/tdur have no column yet: the event is kept, and the loss is counted so
+// that ingest and info say so instead of dropping thread time silently.
+constexpr char kThreadTimeNotStored[] = "thread time (tts/tdur) not stored; events kept";
+
 bool IsEmptyObject(std::string_view obj) {
   for (char c : obj.substr(1, obj.size() - 2)) {
     if (!IsJsonSpace(c)) return false;
@@ -190,7 +194,9 @@ absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
-  return Add(e);
+  absl::Status s = Add(e);
+  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
+  return s;
 }
 
 absl::Status EventParser::EmitSlice(const RawEvent& ev) {
@@ -205,7 +211,7 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
     ++x_without_dur_;
   }
   // tdur/tts (thread time) have no column in the event model; they are
-  // validated (bad text is an error) but not stored.
+  // validated (bad text is an error) and counted, but not stored.
   for (const auto& [f, key] : {std::pair{&ev.tdur, "tdur"}, std::pair{&ev.tts, "tts"}}) {
     if (f->present && !f->parsed && !ParseMicrosText(f->text).ok()) {
       return TimeError(f->at, Cat("a number of microseconds for \"", key, "\""),
@@ -226,7 +232,9 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
-  return Add(e);
+  absl::Status s = Add(e);
+  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
+  return s;
 }
 
 absl::StatusOr<od::object> EventParser::ParseArgs(const RawEvent& ev) {

@@ -507,3 +507,21 @@ TEST(ChromeJsonCounters, QuotedValuesAreNumbers) {
 
 }  // namespace
 }  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Thread time has no column yet: the events are kept and the loss counted.
+TEST(ChromeJsonThreadTime, NotStoredButCounted) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"tts":5,"tdur":1},
+                           {"ph":"B","name":"b","pid":1,"tid":1,"ts":4,"tts":6},
+                           {"ph":"E","pid":1,"tid":1,"ts":5},
+                           {"ph":"X","name":"c","pid":1,"tid":1,"ts":9,"dur":1}])",
+                       &sink).ok());
+  EXPECT_EQ(sink.events.size(), 4u);
+  EXPECT_EQ(sink.skipped["thread time (tts/tdur) not stored; events kept"], 2u);
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink
