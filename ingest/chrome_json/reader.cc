@@ -101,8 +101,8 @@ class TopLevelReader {
   // Moves pos_ (from the damage) to the '{' of the next "}, {" boundary
   // whose element is whole valid JSON; false at the end of the input.
   absl::StatusOr<bool> Resync();
-  // Whether the element at pos_ (a '{') reads as one valid JSON value
-  // followed by ',' or ']' (or the end of the input).
+  // Whether the element at pos_ (a '{') reads as one valid JSON value with
+  // a "ph" key, followed by ',' or ']' (or the end of the input).
   absl::StatusOr<bool> PlausibleElement();
   // Whether the ']' at pos_ reads as the end of the event array: followed
   // by the end of the input, the top-level '}', or ',' and a key.
@@ -447,6 +447,9 @@ absl::StatusOr<bool> TopLevelReader::PlausibleElement() {
   if (*ext == Extent::kTooBig) return false;
   std::string_view text(window_.data() + pos_, end - pos_);
   if (chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kComplete)) return false;
+  // An object nested in the damaged event's args ("[{...}, {...}]") is
+  // valid JSON too; an event has a phase.
+  if (text.find("\"ph\"") == std::string_view::npos) return false;
   size_t i = end;
   while (i < window_.size() && chrome_json::IsJsonSpace(window_.data()[i])) ++i;
   return i == window_.size() || window_.data()[i] == ',' || window_.data()[i] == ']';

@@ -23,7 +23,8 @@
 //    offset, what was wrong), and reading resumes at the next event: after
 //    the event's extent when that is followed by ',' or ']', else at the
 //    next "}, {" boundary after the damage whose element is whole valid
-//    JSON (a stray quote makes the extent meaningless).
+//    JSON with a "ph" key (a stray quote makes the extent meaningless), or
+//    at a "}]" that reads as the end of the event array.
 //  - Damage outside events (the container: the top-level object, the
 //    separators of the event array, other top-level fields, a corrupt gzip
 //    stream, an empty file, a directory) fails with InvalidArgument

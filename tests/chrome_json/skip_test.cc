@@ -38,6 +38,8 @@ TEST(ChromeJsonSkip, BadEventIsSkippedAndTheRestKept) {
       {R"({"ph":"X","name":"say "hi" now","pid":1,"tid":1,"ts":5,"dur":1})", "event with broken JSON"},
       {R"({"ph":"X","name":"a\qb","pid":1,"tid":1,"ts":5,"dur":1})", "event with broken JSON"},
       {R"({"ph":"X","name":"unterminated,"pid":1,"tid":1,"ts":5,"dur":1})", "event with broken JSON"},
+      // Objects in the damaged event's args are not taken for events.
+      {R"({"ph":"X","name":"5" screen","args":{"l":[{"x":1}, {"y":2}, {"z":3}]},"ts":5})", "event with broken JSON"},
       {"{\"ph\":\"X\",\"name\":\"a\xff\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1}", "event with invalid UTF-8"},
       {R"({"ph":"C","name":"c","pid":1,"ts":5,"args":{"v":1e999}})", "event with a number out of range"},
   };
