@@ -90,7 +90,7 @@ def main():
             raw = open(trace, "rb").read()
             is_gz = raw[:2] == b"\x1f\x8b"
             plain = gzip.decompress(raw) if is_gz else raw
-            n = 8 if len(plain) < 100_000 else 4 if len(plain) < 2_000_000 else 1
+            n = 12 if len(plain) < 100_000 else 6 if len(plain) < 2_000_000 else 1
             n = max(1, int(n * args.scale))
             whole_dir = os.path.join(work, "whole")
             os.makedirs(whole_dir)
