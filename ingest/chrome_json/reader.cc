@@ -321,7 +321,11 @@ absl::Status TopLevelReader::ReadEvent() {
       if (!s.ok()) {
         std::string_view text(window_.data() + pos_, end - pos_);
         auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kComplete);
-        return SkipElement(s, events_.error_reason(), end, pos_ + (se ? se->offset : 0));
+        // Broken JSON makes the extent meaningless (a stray quote can pair
+        // with one thousands of events later): resync from the damage.
+        // Otherwise (a bad time, deep nesting) the extent is the event.
+        if (se) return SkipElement(s, events_.error_reason(), std::nullopt, pos_ + se->offset);
+        return SkipElement(s, events_.error_reason(), end, end);
       }
       pos_ = end;
       return s;
@@ -397,7 +401,8 @@ absl::Status TopLevelReader::SkipElement(const absl::Status& error,
     found = *r;
     resynced_ = found;
   }
-  if (skip_warnings_ < kMaxSkipWarnings) {
+  // Losing the rest of the input is always reported.
+  if (skip_warnings_ < kMaxSkipWarnings || !found) {
     ++skip_warnings_;
     sink_->Warn(Cat(error.message(), "; skipped the event from byte ", start,
                     found ? Cat(", resumed at byte ", Offset(pos_))
