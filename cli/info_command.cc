@@ -14,6 +14,7 @@
 #include "format/levels.h"
 #include "format/time.h"
 #include "format/json_text.h"
+#include "query/input_fields.h"
 #include "query/trace_json.h"
 
 namespace tracetable::cli {
@@ -66,17 +67,9 @@ std::string InfoJson(const Table& t, uint64_t disk) {
     if (i) out += ",";
     AppendJsonString(&out, m.warnings(i));
   }
-  out += "],\"inputs\":[";
-  for (int i = 0; i < m.inputs_size(); ++i) {
-    const proto::InputInfo& in = m.inputs(i);
-    if (i) out += ",";
-    out += "{\"path\":";
-    AppendJsonString(&out, in.path());
-    out += ",\"host\":";
-    AppendJsonString(&out, in.host());
-    absl::StrAppend(&out, ",\"bytes\":", in.bytes(), ",\"events\":", in.events(), "}");
-  }
-  out += "],\"hosts\":[";
+  out += "],\"inputs\":";
+  AppendInputsJson(t, &out);
+  out += ",\"hosts\":[";
   std::vector<std::string> hosts;
   for (const proto::InputInfo& in : m.inputs()) {
     if (!in.host().empty() && std::find(hosts.begin(), hosts.end(), in.host()) == hosts.end()) {
@@ -147,6 +140,14 @@ void PrintText(const Table& t, uint64_t disk) {
   for (const proto::InputInfo& in : m.inputs()) {
     std::cout << "  input     " << in.path() << (in.host().empty() ? "" : " host=" + in.host())
               << " " << HumanBytes(in.bytes()) << ", " << in.events() << " events\n";
+    std::map<std::string, std::string> fields(in.fields().begin(), in.fields().end());
+    for (const auto& [k, v] : fields) {
+      // Long values (systemTraceEvents can be megabytes) are cut for reading;
+      // --json has them whole.
+      constexpr size_t kShown = 200;
+      std::cout << "    field   " << k << " = " << v.substr(0, kShown)
+                << (v.size() > kShown ? absl::StrCat("... (", v.size(), " bytes)") : "") << "\n";
+    }
   }
   for (const auto& [k, v] : m.skipped_counts()) std::cout << "  skipped   " << v << " x " << k << "\n";
   for (const std::string& w : m.warnings()) std::cout << "  warning   " << w << "\n";

@@ -1,4 +1,4 @@
-// tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE]
+// tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE] [--strict]
 #include <unistd.h>
 
 #include <atomic>
@@ -6,6 +6,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -80,6 +83,33 @@ void OnSignal(int sig) {
   std::signal(sig, SIG_DFL);
 }
 
+// Warnings shown at the end of an ingest; the rest are in `tracetable info`.
+constexpr int kWarningsShown = 5;
+
+// What was skipped or tolerated, so a damaged input never ingests without a
+// word: counts by reason, then the first warnings (file and byte offset).
+void ReportProblems(const proto::TableMeta& meta) {
+  if (!meta.skipped_counts().empty()) {
+    std::vector<std::pair<std::string, uint64_t>> counts(meta.skipped_counts().begin(),
+                                                         meta.skipped_counts().end());
+    std::sort(counts.begin(), counts.end());
+    uint64_t total = 0;
+    for (const auto& [reason, n] : counts) total += n;
+    std::fprintf(stderr, "warning: skipped or tolerated %llu item(s):\n",
+                 static_cast<unsigned long long>(total));
+    for (const auto& [reason, n] : counts) {
+      std::fprintf(stderr, "  %llu  %s\n", static_cast<unsigned long long>(n), reason.c_str());
+    }
+  }
+  const int n = meta.warnings_size();
+  for (int i = 0; i < n && i < kWarningsShown; ++i) {
+    std::fprintf(stderr, "warning: %s\n", meta.warnings(i).c_str());
+  }
+  if (n > kWarningsShown) {
+    std::fprintf(stderr, "warning: ... and %d more (see `tracetable info`)\n", n - kWarningsShown);
+  }
+}
+
 }  // namespace
 
 int IngestMain(int argc, char** argv) {
@@ -96,6 +126,8 @@ int IngestMain(int argc, char** argv) {
       ("memory-budget", po::value(&budget)->default_value("1G"),
        "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
       ("force", "replace OUT if it is a tracetable (anything else at OUT is refused)")
+      ("strict", "fail on the first bad event or truncated input instead of skipping it "
+                 "(by default bad events are skipped, counted and reported at the end)")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took");
   po::variables_map vm;
@@ -130,7 +162,7 @@ int IngestMain(int argc, char** argv) {
   for (const InputFile& f : *files) total_bytes += f.bytes;
   if (absl::Status s = ReadInputs(*files, builder.get(), [&](uint64_t done, uint64_t total) {
         progress.Reading(done, total, builder->events_added());
-      });
+      }, vm.count("strict") > 0);
       !s.ok()) {
     progress.Done();
     builder.reset();
@@ -156,6 +188,7 @@ int IngestMain(int argc, char** argv) {
                static_cast<unsigned long long>(st.tiles),
                static_cast<unsigned long long>(st.spill_runs), output.c_str());
   if (vm.count("timings")) std::fprintf(stderr, "stages: %s\n", progress.StageTimes(read_secs).c_str());
+  ReportProblems(builder->meta());
   builder.reset();
   return 0;
 }

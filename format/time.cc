@@ -69,7 +69,15 @@ absl::StatusOr<NsPs> ParseTimeText(std::string_view text, int64_t ps_per_unit) {
   }
   if (i != text.size()) return NotANumber(text, "unexpected character");
 
-  // value_ps = mantissa * 10^exp10 * ps_per_unit
+  // value_ps = mantissa * 10^exp10 * ps_per_unit. 36 digits times the unit
+  // can exceed __int128: drop low digits first, remembering whether they
+  // were zero (they are below a picosecond whenever the value is in range).
+  bool dropped_nonzero = false;
+  while (mantissa > (static_cast<__int128>(1) << 125) / ps_per_unit) {
+    dropped_nonzero = dropped_nonzero || mantissa % 10 != 0;
+    mantissa /= 10;
+    ++exp10;
+  }
   __int128 ps = mantissa * ps_per_unit;
   if (mantissa != 0) {
     if (exp10 > 0) {
@@ -81,7 +89,8 @@ absl::StatusOr<NsPs> ParseTimeText(std::string_view text, int64_t ps_per_unit) {
     } else {
       for (int k = 0; k < -exp10 && ps != 0; ++k) {
         // Truncation toward -inf for negatives is handled below.
-        if (negative && ps % 10 != 0) {
+        if (negative && (ps % 10 != 0 || dropped_nonzero)) {
+          dropped_nonzero = false;
           ps = ps / 10 + 1;
         } else {
           ps /= 10;

@@ -77,7 +77,7 @@ absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::strin
 }
 
 absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
-                        const ProgressFn& progress) {
+                        const ProgressFn& progress, bool strict) {
   PipelineQueue queue(static_cast<int>(inputs.size()));
   uint64_t total = 0;
   for (const InputFile& f : inputs) total += f.bytes;
@@ -89,7 +89,7 @@ absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* buil
       if (read_status.ok()) {
         read_status = ReadInput(inputs[i], &sink, [&](uint64_t done, uint64_t) {
           if (progress) progress(base + done, total);
-        });
+        }, strict);
         if (!read_status.ok()) queue.Fail(read_status);
       }
       sink.Close();
@@ -104,12 +104,14 @@ absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* buil
   return absl::OkStatus();
 }
 
-absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress) {
+absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress,
+                       bool strict) {
   if (input.kind == InputFile::Kind::kXSpace) {
     return ReadXSpace(input.path, input.host, sink, progress);
   }
   ReadOptions options;
   options.progress = progress;
+  options.strict = strict;
   return ReadChromeJson(input.path, input.host, sink, options);
 }
 

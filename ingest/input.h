@@ -29,14 +29,17 @@ struct InputFile {
 absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& args);
 
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
-absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress);
+// `strict`: a bad event or a truncated input fails the read instead of being
+// skipped and reported (Chrome JSON; see ingest/chrome_json/reader.h).
+absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress,
+                       bool strict = false);
 
 // Reads every input into `builder` with two threads: one parses (inputs one
 // after another, so tables are deterministic), the calling thread builds.
 // `progress` gets bytes done over all inputs and is called on the parsing
 // thread. The first failure wins; the builder is then unusable.
 absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
-                        const ProgressFn& progress);
+                        const ProgressFn& progress, bool strict = false);
 
 }  // namespace tracetable
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "query/input_fields.h"
 #include "query/trace_json.h"
 #include "query/window.h"
 
@@ -106,7 +107,9 @@ absl::StatusOr<uint64_t> ExportChromeTrace(const Table& t, int64_t start, int64_
   if (absl::Status s = out.Open(path); !s.ok()) return s;
   std::vector<uint32_t> tracks;
   for (int i = 0; i < t.resources().tracks_size(); ++i) tracks.push_back(i);
-  std::string head = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  std::string head = "{\"displayTimeUnit\":\"ns\",";
+  AppendTopLevelFields(t, &head);
+  head += "\"traceEvents\":[\n";
   AppendMetadataEvents(t, tracks, &head);
   // Events are written with a leading comma after the first element.
   bool first = head.size() < 2 || head.substr(head.size() - 2) != ",\n";

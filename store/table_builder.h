@@ -104,6 +104,9 @@ class TableBuilder : public EventSink {
 
   absl::Status Finish();
   const BuildStats& stats() const { return stats_; }
+  // What was written to the table's metadata: skipped counts, warnings,
+  // inputs (for the report at the end of an ingest).
+  const proto::TableMeta& meta() const { return meta_; }
   // Safe to call from any thread (progress display).
   uint64_t events_added() const { return events_added_.load(std::memory_order_relaxed); }
 

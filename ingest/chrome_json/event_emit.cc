@@ -1,10 +1,12 @@
 // EventParser, second half: the phase mapping (what each event becomes in
 // the sink) and exact time conversion. Parsing and validation are in
 // event_parser.cc.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "format/time.h"
 #include "ingest/chrome_json/event_parser.h"
@@ -16,6 +18,37 @@ namespace {
 
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
+
+// A counter value written as a string (".75", "050", "-1e3"): the decimal
+// text quoted times accept (format/time.h), as a finite double.
+std::optional<double> NumberText(std::string_view t) {
+  size_t i = 0, digits = 0;
+  auto skip_digits = [&] {
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) ++digits;
+  };
+  if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+  skip_digits();
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    skip_digits();
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+    const size_t before = digits;
+    skip_digits();
+    if (digits == before) return std::nullopt;
+  }
+  if (i != t.size()) return std::nullopt;
+  double v = 0;
+  if (!absl::SimpleAtod(absl::string_view(t.data(), t.size()), &v) || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// tts/tdur have no column yet: the event is kept, and the loss is counted so
+// that ingest and info say so instead of dropping thread time silently.
+constexpr char kThreadTimeNotStored[] = "thread time (tts/tdur) not stored; events kept";
 
 bool IsEmptyObject(std::string_view obj) {
   for (char c : obj.substr(1, obj.size() - 2)) {
@@ -32,14 +65,14 @@ absl::StatusOr<int64_t> EventParser::RelativeTime(const TimeField& f,
                                                   std::string_view key) {
   absl::StatusOr<NsPs> t = f.parsed ? f.value : ParseMicrosText(f.text);
   if (!t.ok()) {
-    return ErrorAt(f.at,
+    return TimeError(f.at,
                    Cat("a number of microseconds for \"", key,
                                 "\" within int64 nanoseconds"),
                    Quote(f.text));
   }
   absl::StatusOr<int64_t> rel = sink_->ToRelativePs(t->ns, t->ps);
   if (!rel.ok()) {
-    return ErrorAt(f.at,
+    return TimeError(f.at,
                    Cat("a \"", key,
                                 "\" within the table's time range (about "
                                 "+-100 days of its first timestamp)"),
@@ -54,7 +87,7 @@ absl::StatusOr<int64_t> EventParser::DurationPs(const TimeField& f,
   __int128 ps = 0;
   if (t.ok()) ps = static_cast<__int128>(t->ns) * 1000 + t->ps;
   if (!t.ok() || ps > INT64_MAX || ps < INT64_MIN) {
-    return ErrorAt(f.at,
+    return TimeError(f.at,
                    Cat("a number of microseconds for \"", key,
                                 "\" within int64 picoseconds"),
                    Quote(f.text));
@@ -161,7 +194,9 @@ absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
-  return Add(e);
+  absl::Status s = Add(e);
+  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
+  return s;
 }
 
 absl::Status EventParser::EmitSlice(const RawEvent& ev) {
@@ -176,10 +211,10 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
     ++x_without_dur_;
   }
   // tdur/tts (thread time) have no column in the event model; they are
-  // validated (bad text is an error) but not stored.
+  // validated (bad text is an error) and counted, but not stored.
   for (const auto& [f, key] : {std::pair{&ev.tdur, "tdur"}, std::pair{&ev.tts, "tts"}}) {
     if (f->present && !f->parsed && !ParseMicrosText(f->text).ok()) {
-      return ErrorAt(f->at, Cat("a number of microseconds for \"", key, "\""),
+      return TimeError(f->at, Cat("a number of microseconds for \"", key, "\""),
                      Quote(f->text));
     }
   }
@@ -197,7 +232,9 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
-  return Add(e);
+  absl::Status s = Add(e);
+  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
+  return s;
 }
 
 absl::StatusOr<od::object> EventParser::ParseArgs(const RawEvent& ev) {
@@ -238,12 +275,23 @@ absl::Status EventParser::EmitCounters(const RawEvent& ev) {
         (err = f.value().type().get(t))) {
       return SimdError(err, ev.args.data());
     }
-    if (t != od::json_type::number) {
+    if (t == od::json_type::string) {
+      // Some tracers quote counter values as they quote ts.
+      std::string_view text;
+      if ((err = f.value().get_string().get(text))) return SimdError(err, ev.args.data());
+      std::optional<double> v = NumberText(text);
+      if (!v) {
+        sink_->CountSkipped("counter arg that is not a number");
+        continue;
+      }
+      e.value = *v;
+    } else if (t == od::json_type::number) {
+      const char* at = f.value().raw_json_token().data();
+      if ((err = f.value().get_double().get(e.value))) return SimdError(err, at);
+    } else {
       sink_->CountSkipped("counter arg that is not a number");
       continue;
     }
-    const char* at = f.value().raw_json_token().data();
-    if ((err = f.value().get_double().get(e.value))) return SimdError(err, at);
     e.track = sink_->CounterTrack(ev.pid, key_buf_, series);
     e.name = strings_.Intern(series);  // event.h: for counters, the series
     ++values;

@@ -280,10 +280,27 @@ uint64_t EventParser::OffsetOf(const char* at) const {
 
 absl::Status EventParser::ErrorAt(const char* at, std::string_view expected,
                                   std::string_view got) const {
+  if (*error_reason_ == '\0') error_reason_ = "event with broken JSON";
+  if (batch_mode_) {
+    // Reread one at a time: the reader then skips just this event.
+    batch_json_error_ = true;
+    return absl::InvalidArgumentError("event error in a batch (reread)");
+  }
   return errors_->Error(OffsetOf(at), expected, got);
 }
 
+absl::Status EventParser::TimeError(const char* at, std::string_view expected,
+                                    std::string_view got) const {
+  error_reason_ = "event with a bad time value";
+  return ErrorAt(at, expected, got);
+}
+
 absl::Status EventParser::SimdError(error_code err, const char* at) const {
+  error_reason_ = err == simdjson::UTF8_ERROR ? "event with invalid UTF-8"
+                  : err == simdjson::DEPTH_ERROR ? "event nested over 1024 levels deep"
+                  : err == simdjson::NUMBER_ERROR || err == simdjson::NUMBER_OUT_OF_RANGE
+                      ? "event with a number out of range"
+                      : "event with broken JSON";
   if (batch_mode_) {
     batch_json_error_ = true;
     return absl::InvalidArgumentError("JSON error in a batch (reread)");
@@ -335,6 +352,7 @@ absl::Status EventParser::Parse(const char* p, size_t n, const char* alloc_end,
   text_len_ = n;
   alloc_end_ = alloc_end;
   offset_ = offset;
+  error_reason_ = "";
   od::document doc;
   if (auto e = parser_.iterate(p, n, static_cast<size_t>(alloc_end - p)).get(doc)) {
     return SimdError(e, p);
@@ -362,6 +380,9 @@ absl::Status EventParser::ParseObject(od::object& obj, const char* at,
     }
     if (absl::Status s = ReadField(f, ev); !s.ok()) return s;
   }
+  // Perfetto's reading: an event without a tid is on its process's main
+  // thread, whose tid is the pid.
+  if (!ev.has_tid) ev.tid = ev.pid;
   return Emit(ev);
 }
 
@@ -373,6 +394,7 @@ absl::Status EventParser::ParseBatch(const char* p, size_t n,
   alloc_end_ = alloc_end;
   offset_ = offset;
   *resume = nullptr;
+  error_reason_ = "";
   batch_mode_ = true;
   batch_json_error_ = false;
   const char* last_start = nullptr;  // the last element fully handled
@@ -438,7 +460,9 @@ absl::Status EventParser::ReadField(od::field& f, RawEvent& ev) {
     case Key::kTdur: return ReadTime(v, "tdur", &ev.tdur);
     case Key::kTts: return ReadTime(v, "tts", &ev.tts);
     case Key::kPid: return ReadId(v, &ev.pid.text, &ev.pid.is_number);
-    case Key::kTid: return ReadId(v, &ev.tid.text, &ev.tid.is_number);
+    case Key::kTid:
+      ev.has_tid = true;
+      return ReadId(v, &ev.tid.text, &ev.tid.is_number);
     case Key::kId: {
       bool num = false;
       ev.has_id = true;
@@ -526,7 +550,7 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
         out->value = *fast;
         return absl::OkStatus();
       }
-      if (!IsJsonNumber(text)) return ErrorAt(at, "a JSON number", Quote(text));
+      if (!IsJsonNumber(text)) return TimeError(at, "a JSON number", Quote(text));
       return absl::OkStatus();
     }
     case od::json_type::string: {
@@ -540,7 +564,7 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
       *out = TimeField{};
       return Skim(v, 0);
     default:
-      return ErrorAt(at, Cat("a number for \"", key, "\""),
+      return TimeError(at, Cat("a number for \"", key, "\""),
                      Quote(TrimRight(v.raw_json_token())));
   }
 }
@@ -612,6 +636,10 @@ absl::Status EventParser::ReadArgs(Ondemand& v, RawEvent& ev) {
 
 absl::Status EventParser::Skim(Ondemand& v, int depth) {
   const char* at = v.raw_json_token().data();
+  if (depth >= kMaxNesting) {
+    error_reason_ = "event nested over 1024 levels deep";
+    return ErrorAt(at, "nesting under 1024 levels", "deeper nesting inside an event");
+  }
   od::json_type t;
   if (auto e = v.type().get(t)) return SimdError(e, at);
   error_code e = simdjson::SUCCESS;

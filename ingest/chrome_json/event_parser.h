@@ -13,7 +13,10 @@
 //    legacy S/T/p/F async with a match key from cat + id + scope. Anything
 //    else is counted with CountSkipped, never fatal.
 //  - Errors name the file, the byte offset in the stream and what was
-//    expected (see input_error.h).
+//    expected (see input_error.h). An error in the event's own content
+//    (broken JSON inside it, a bad time, nesting deeper than kMaxNesting)
+//    also sets error_reason(), so the reader can skip just that event;
+//    sink failures leave it empty.
 #ifndef TRACETABLE_INGEST_CHROME_JSON_EVENT_PARSER_H_
 #define TRACETABLE_INGEST_CHROME_JSON_EVENT_PARSER_H_
 
@@ -64,6 +67,15 @@ class EventParser {
 
   uint64_t events_added() const { return events_added_; }
 
+  // After a failed Parse: why the event itself is bad ("event with broken
+  // JSON", ...), the reason it is counted under when skipped; empty when the
+  // failure is not the event's fault (the sink's).
+  std::string_view error_reason() const { return error_reason_; }
+
+  // Values nested deeper than this inside one event are an error of that
+  // event (the validation walk recurses; this bounds its stack).
+  static constexpr int kMaxNesting = 1024;  // as for the whole document (json_scan)
+
   // A field of an event whose value is a time (ts, dur, ...): its text and
   // where it is, for messages.
   struct TimeField {
@@ -81,6 +93,7 @@ class EventParser {
     TimeField ts, dur, tdur, tts;
     IdToken pid{"0", true};
     IdToken tid{"0", true};
+    bool has_tid = false;  // without one, the thread is the pid's main thread
     std::string_view id, id2_global, id2_local, bind_id;
     bool has_id = false, has_id2_global = false, has_id2_local = false;
     bool has_bind_id = false;
@@ -139,6 +152,9 @@ class EventParser {
   uint64_t OffsetOf(const char* at) const;
   absl::Status ErrorAt(const char* at, std::string_view expected,
                        std::string_view got) const;
+  // ErrorAt for a time field that is not a usable number.
+  absl::Status TimeError(const char* at, std::string_view expected,
+                         std::string_view got) const;
   absl::Status SimdError(simdjson::error_code err, const char* at) const;
 
   EventSink* sink_;
@@ -154,6 +170,7 @@ class EventParser {
   // In ParseBatch, JSON errors only mark the batch for a careful reread.
   bool batch_mode_ = false;
   mutable bool batch_json_error_ = false;
+  mutable const char* error_reason_ = "";
 
   InternCache strings_;
   ThreadTrackCache threads_;

@@ -40,12 +40,18 @@ constexpr size_t kMaxEventBytes = size_t{64} << 20;
 // Top-level fields other than traceEvents are kept whole up to this size.
 constexpr size_t kMaxFieldBytes = size_t{16} << 20;
 constexpr size_t kMaxKeyBytes = size_t{1} << 20;
+// A resynchronisation candidate (the element after a "}, {" boundary) must
+// be whole valid JSON within this many bytes to be taken as the next event.
+constexpr size_t kMaxCandidateBytes = size_t{1} << 20;
+// Skipped events reported one by one (per input); the rest are only counted.
+constexpr int kMaxSkipWarnings = 10;
 
 class TopLevelReader {
  public:
-  TopLevelReader(ByteSource* source, EventSink* sink)
+  TopLevelReader(ByteSource* source, EventSink* sink, bool strict)
       : source_(source),
         sink_(sink),
+        strict_(strict),
         errors_(source->errors()),
         window_(source, kChunkBytes),
         events_(sink, &errors_) {}
@@ -79,8 +85,31 @@ class TopLevelReader {
   // Checks a complete non-event value (grammar and UTF-8).
   absl::Status CheckValue(std::string_view text, uint64_t offset);
   // The input ended inside the value at pos_: fine if what is there is a
-  // valid beginning of JSON, else a syntax error.
-  absl::Status EndedInside(std::string_view what, std::string_view skip_reason);
+  // valid beginning of JSON, else a syntax error (of an event, when
+  // `in_events`: then that event is skipped like any other bad one).
+  absl::Status EndedInside(std::string_view what, std::string_view skip_reason,
+                           bool in_events = false);
+  // The input ended early (`message` says how): a warning, or with strict an
+  // error.
+  absl::Status Truncated(uint64_t offset, std::string_view message);
+  // The element at pos_ failed with `error`. Unless strict (or the failure
+  // is not the element's own, empty `reason`), counts it under `reason` and
+  // moves pos_ past it: to `end` (its extent, when known) if a separator
+  // follows, else to the next event boundary after `damage_at`.
+  absl::Status SkipElement(const absl::Status& error, std::string_view reason,
+                           std::optional<size_t> end, size_t damage_at);
+  // Moves pos_ (from the damage) to the '{' of the next "}, {" boundary
+  // whose element is whole valid JSON; false at the end of the input.
+  absl::StatusOr<bool> Resync();
+  // Whether the element at pos_ (a '{') reads as one valid JSON value with
+  // a "ph" key, followed by ',' or ']' (or the end of the input).
+  absl::StatusOr<bool> PlausibleElement();
+  // Whether the ']' at pos_ reads as the end of the event array: followed
+  // by the end of the input, the top-level '}', or ',' and a key.
+  absl::StatusOr<bool> PlausibleArrayEnd();
+  // Returns the byte `ahead` bytes past pos_ (refilling, which may move
+  // pos_), or -1 past the end of the input.
+  absl::StatusOr<int> ByteAhead(size_t ahead);
   absl::Status ExpectEnd();
 
   uint64_t Offset(size_t pos) const { return window_.base() + pos; }
@@ -94,12 +123,16 @@ class TopLevelReader {
 
   ByteSource* source_;
   EventSink* sink_;
+  const bool strict_;
   InputErrorContext errors_;
   InputWindow window_;
   EventParser events_;
   simdjson::ondemand::parser key_parser_;
   size_t pos_ = 0;
   bool truncated_ = false;  // the input ended early; stop reading
+  // SkipElement left pos_ at the next element (not after a separator).
+  bool resynced_ = false;
+  int skip_warnings_ = 0;
   // After a batch hit a JSON error, events up to this stream offset are read
   // one at a time (which reports the error with its exact position).
   uint64_t no_batch_before_ = 0;
@@ -189,8 +222,8 @@ absl::Status TopLevelReader::Run() {
     if (s = ExpectEnd(); !s.ok()) return s;
   }
   if (source_->truncated()) {
-    sink_->Warn(errors_.At(Offset(window_.size()),
-                           "the gzip stream ends early (file cut off)"));
+    s = Truncated(Offset(window_.size()), "the gzip stream ends early (file cut off)");
+    if (!s.ok()) return s;
   }
   events_.Finish();
   return absl::OkStatus();
@@ -211,11 +244,10 @@ absl::Status TopLevelReader::ReadEventArray() {
     if (*c < 0) {
       // Tracers killed mid-write leave no closing ']'; every complete event
       // before this point is good.
-      sink_->Warn(errors_.At(Offset(pos_),
-                             "the event array has no closing ']' (truncated "
-                             "trace); read the events before it"));
       truncated_ = true;
-      return absl::OkStatus();
+      return Truncated(Offset(pos_),
+                       "the event array has no closing ']' (truncated "
+                       "trace); read the events before it");
     }
     if (*c == ']') {  // also after a trailing comma, which tracers leave
       ++pos_;
@@ -245,7 +277,8 @@ absl::Status TopLevelReader::ReadEventArray() {
       s = ReadOtherElement();
     }
     if (!s.ok() || truncated_) return s;
-    need_value = false;
+    need_value = resynced_;
+    resynced_ = false;
   }
 }
 
@@ -285,37 +318,183 @@ absl::Status TopLevelReader::ReadEvent() {
     case Extent::kComplete: {
       absl::Status s = events_.Parse(window_.data() + pos_, end - pos_,
                                      window_.alloc_end(), Offset(pos_));
+      if (!s.ok()) {
+        std::string_view text(window_.data() + pos_, end - pos_);
+        auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kComplete);
+        // Broken JSON makes the extent meaningless (a stray quote can pair
+        // with one thousands of events later): resync from the damage.
+        // Otherwise (a bad time, deep nesting) the extent is the event.
+        if (se) return SkipElement(s, events_.error_reason(), std::nullopt, pos_ + se->offset);
+        return SkipElement(s, events_.error_reason(), end, end);
+      }
       pos_ = end;
       return s;
     }
     case Extent::kEof:
-      return EndedInside("event", "truncated event");
+      return EndedInside("event", "truncated event", /*in_events=*/true);
     case Extent::kTooBig: {
       std::string_view text(window_.data() + pos_, window_.size() - pos_);
       if (auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kPrefixOk)) {
-        return errors_.Error(Offset(pos_) + se->offset, se->expected, se->got);
+        return SkipElement(errors_.Error(Offset(pos_) + se->offset, se->expected, se->got),
+                           "event with broken JSON", std::nullopt, pos_ + se->offset);
       }
-      return errors_.Error(Offset(pos_), "an event object under 64 MiB",
-                           "a larger one (an unclosed string or bracket?)");
+      return SkipElement(errors_.Error(Offset(pos_), "an event object under 64 MiB",
+                                       "a larger one (an unclosed string or bracket?)"),
+                         "event over 64 MiB (an unclosed string?)", std::nullopt, pos_ + 1);
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status TopLevelReader::EndedInside(std::string_view what,
-                                         std::string_view skip_reason) {
+                                         std::string_view skip_reason,
+                                         bool in_events) {
   std::string_view text(window_.data() + pos_, window_.size() - pos_);
   if (auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kPrefixOk)) {
-    return errors_.Error(Offset(pos_) + se->offset, se->expected, se->got);
+    absl::Status error = errors_.Error(Offset(pos_) + se->offset, se->expected, se->got);
+    if (!in_events) return error;
+    return SkipElement(error, "event with broken JSON", std::nullopt, pos_ + se->offset);
   }
-  sink_->Warn(errors_.At(
-      Offset(window_.size()),
-      Cat("truncated at byte ", Offset(window_.size()), ": the last ",
-                   what, " (from byte ", Offset(pos_),
-                   ") is incomplete and was skipped")));
-  sink_->CountSkipped(skip_reason);
   truncated_ = true;
+  if (absl::Status s = Truncated(
+          Offset(window_.size()),
+          Cat("truncated at byte ", Offset(window_.size()), ": the last ", what,
+              " (from byte ", Offset(pos_), ") is incomplete and was skipped"));
+      !s.ok()) {
+    return s;
+  }
+  sink_->CountSkipped(skip_reason);
   return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::Truncated(uint64_t offset, std::string_view message) {
+  if (strict_) {
+    return errors_.Error(offset, "the rest of the trace (--strict)",
+                         Cat("the end of the input: ", message));
+  }
+  sink_->Warn(errors_.At(offset, message));
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::SkipElement(const absl::Status& error,
+                                         std::string_view reason,
+                                         std::optional<size_t> end,
+                                         size_t damage_at) {
+  if (strict_ || reason.empty()) return error;
+  const uint64_t start = Offset(pos_);
+  sink_->CountSkipped(reason);
+  bool separated = false;
+  if (end.has_value()) {
+    pos_ = *end;
+    absl::StatusOr<int> c = Peek();
+    if (!c.ok()) return c.status();
+    separated = *c < 0 || *c == ',' || *c == ']';
+  } else {
+    pos_ = damage_at;
+  }
+  bool found = true;
+  if (!separated) {
+    // The extent is not to be trusted (a stray quote turns strings inside
+    // out): look for the next event after the damage.
+    absl::StatusOr<bool> r = Resync();
+    if (!r.ok()) return r.status();
+    found = *r;
+    resynced_ = found;
+  }
+  // Losing the rest of the input is always reported.
+  if (skip_warnings_ < kMaxSkipWarnings || !found) {
+    ++skip_warnings_;
+    sink_->Warn(Cat(error.message(), "; skipped the event from byte ", start,
+                    found ? Cat(", resumed at byte ", Offset(pos_))
+                          : std::string(", found no later event: the rest of the "
+                                        "input was skipped")));
+  }
+  if (!found) truncated_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> TopLevelReader::Resync() {
+  int state = 0;  // 0: looking for '}', 1: after '}', 2: after "},"
+  while (true) {
+    for (; pos_ < window_.size(); ++pos_) {
+      const char c = window_.data()[pos_];
+      if (state > 0 && chrome_json::IsJsonSpace(c)) continue;
+      if (c == '}') {
+        state = 1;
+      } else if (state == 1 && c == ',') {
+        state = 2;
+      } else if (state == 1 && c == ']') {
+        // The damaged event was the last one: resume at the array's end.
+        absl::StatusOr<bool> ok = PlausibleArrayEnd();
+        if (!ok.ok() || *ok) return ok;
+        state = 0;
+      } else if (state == 2 && c == '{') {
+        absl::StatusOr<bool> ok = PlausibleElement();
+        if (!ok.ok() || *ok) return ok;
+        state = 0;
+      } else {
+        state = 0;
+      }
+    }
+    absl::StatusOr<bool> more = window_.Refill(window_.size());
+    if (!more.ok()) return more.status();
+    pos_ = 0;
+    if (!*more) return false;
+  }
+}
+
+absl::StatusOr<bool> TopLevelReader::PlausibleElement() {
+  ScanState st;
+  size_t end = 0;
+  absl::StatusOr<Extent> ext = FindExtent(kMaxCandidateBytes, st, &end);
+  if (!ext.ok()) return ext.status();
+  if (*ext == Extent::kEof) return true;  // a cut-off last event: read as such
+  if (*ext == Extent::kTooBig) return false;
+  std::string_view text(window_.data() + pos_, end - pos_);
+  if (chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kComplete)) return false;
+  // An object nested in the damaged event's args ("[{...}, {...}]") is
+  // valid JSON too; an event has a phase.
+  if (text.find("\"ph\"") == std::string_view::npos) return false;
+  size_t i = end;
+  while (i < window_.size() && chrome_json::IsJsonSpace(window_.data()[i])) ++i;
+  return i == window_.size() || window_.data()[i] == ',' || window_.data()[i] == ']';
+}
+
+absl::StatusOr<int> TopLevelReader::ByteAhead(size_t ahead) {
+  while (window_.size() - pos_ <= ahead) {
+    absl::StatusOr<bool> more = window_.Refill(pos_);
+    if (!more.ok()) return more.status();
+    pos_ = 0;
+    if (!*more) return -1;
+  }
+  return static_cast<unsigned char>(window_.data()[pos_ + ahead]);
+}
+
+absl::StatusOr<bool> TopLevelReader::PlausibleArrayEnd() {
+  // Whitespace runs longer than this are not what a tracer writes.
+  constexpr size_t kMaxSpace = 4096;
+  size_t i = 1;
+  auto next = [&]() -> absl::StatusOr<int> {
+    while (i < kMaxSpace) {
+      absl::StatusOr<int> c = ByteAhead(i);
+      if (!c.ok() || *c < 0 || !chrome_json::IsJsonSpace(static_cast<char>(*c))) return c;
+      ++i;
+    }
+    return 'x';
+  };
+  absl::StatusOr<int> c = next();
+  if (!c.ok() || *c < 0) return c.ok() ? absl::StatusOr<bool>(true) : c.status();
+  if (*c == '}') {
+    ++i;
+    c = next();
+    if (!c.ok()) return c.status();
+    return *c < 0;
+  }
+  if (*c != ',') return false;
+  ++i;
+  c = next();
+  if (!c.ok()) return c.status();
+  return *c == '"';
 }
 
 absl::Status TopLevelReader::CheckValue(std::string_view text, uint64_t offset) {
@@ -335,13 +514,19 @@ absl::Status TopLevelReader::ReadOtherElement() {
   size_t end = 0;
   absl::StatusOr<Extent> ext = FindExtent(kMaxFieldBytes, st, &end);
   if (!ext.ok()) return ext.status();
-  if (*ext == Extent::kEof) return EndedInside("array element", "truncated event");
+  if (*ext == Extent::kEof) {
+    return EndedInside("array element", "truncated event", /*in_events=*/true);
+  }
   if (*ext == Extent::kTooBig) {
     sink_->CountSkipped("traceEvents element that is not an object");
     return DiscardRest(st);
   }
   std::string_view text(window_.data() + pos_, end - pos_);
-  if (absl::Status s = CheckValue(text, Offset(pos_)); !s.ok()) return s;
+  if (absl::Status s = CheckValue(text, Offset(pos_)); !s.ok()) {
+    auto se = chrome_json::FindJsonSyntaxError(text, chrome_json::PrefixMode::kComplete);
+    return SkipElement(s, "traceEvents element with broken JSON", end,
+                       pos_ + (se ? se->offset : 0));
+  }
   sink_->CountSkipped("traceEvents element that is not an object");
   pos_ = end;
   return absl::OkStatus();
@@ -412,10 +597,9 @@ absl::Status TopLevelReader::ReadObjectForm() {
     if (!saw_events && !saw_system) {
       return ErrorAt(window_.size(), "a \"traceEvents\" array in the top-level object");
     }
-    sink_->Warn(errors_.At(Offset(window_.size()), "the top-level object is not "
-                                                   "closed (truncated trace)"));
     truncated_ = true;
-    return absl::OkStatus();
+    return Truncated(Offset(window_.size()),
+                     "the top-level object is not closed (truncated trace)");
   };
   while (true) {
     absl::StatusOr<int> c = Peek();
@@ -473,7 +657,7 @@ absl::Status ReadChromeJson(const std::string& path, std::string_view host,
   sink->BeginInput(path, host);
   // The reader holds a 4 MiB window and simdjson parsers: keep it off the
   // stack.
-  auto reader = std::make_unique<TopLevelReader>(source->get(), sink);
+  auto reader = std::make_unique<TopLevelReader>(source->get(), sink, opts.strict);
   return reader->Run();
 }
 

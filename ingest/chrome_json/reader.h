@@ -17,13 +17,23 @@
 //    with no closing ']', a trailing comma, trailing whitespace, or an event
 //    cut off at the end of the file (complete events are kept, the partial one
 //    is counted as skipped and reported with Warn).
-//  - Anything else that is not valid JSON (a syntax error followed by more
-//    data, invalid UTF-8, numbers out of range, a corrupt gzip stream, an
-//    empty file, a directory) fails with InvalidArgument (NotFound for a
-//    missing file) whose message reads
+//  - One bad event (broken JSON inside its own object, invalid UTF-8 in it,
+//    a bad ts/dur text, nesting over 1024 levels) is skipped: counted with
+//    CountSkipped by reason, the first few reported with Warn (file, byte
+//    offset, what was wrong), and reading resumes at the next event: after
+//    the event's extent when that is followed by ',' or ']', else at the
+//    next "}, {" boundary after the damage whose element is whole valid
+//    JSON with a "ph" key (a stray quote makes the extent meaningless), or
+//    at a "}]" that reads as the end of the event array.
+//  - Damage outside events (the container: the top-level object, the
+//    separators of the event array, other top-level fields, a corrupt gzip
+//    stream, an empty file, a directory) fails with InvalidArgument
+//    (NotFound for a missing file) whose message reads
 //      "<path>: byte <offset>: expected ..., got ..."
 //    ("decompressed byte" for gzip input, offsets into the decompressed
 //    stream). Unknown fields and phases are ignored or counted, never fatal.
+//  - With ReadOptions::strict, the first bad event and any truncation fail
+//    the read instead (the message above).
 //  - Returns the sink's status if sink->Add fails.
 #ifndef TRACETABLE_INGEST_CHROME_JSON_READER_H_
 #define TRACETABLE_INGEST_CHROME_JSON_READER_H_
@@ -42,6 +52,8 @@ struct ReadOptions {
   // Called after each chunk read from disk with the bytes of the file (as
   // stored on disk, i.e. compressed for gzip) consumed so far and in total.
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
+  // Fail on the first bad event or on truncation instead of skipping it.
+  bool strict = false;
 };
 
 // Streams one Chrome Trace Event JSON file (plain or gzip) into `sink`.

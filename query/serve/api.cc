@@ -17,6 +17,7 @@
 #include "query/estimate.h"
 #include "query/range_stats.h"
 #include "query/search.h"
+#include "query/input_fields.h"
 #include "query/search_count.h"
 #include "query/trace_json.h"
 #include "query/track_filter.h"
@@ -350,6 +351,8 @@ Reply TableReply(const NamedTable& nt) {
   const Table& t = *nt.table;
   std::string out = "{";
   AppendTableHeader(nt, &out);
+  out.append(",\"inputs\":");
+  AppendInputsJson(t, &out);
   out.append(",\"processes\":[");
   const proto::ResourceTable& res = t.resources();
   std::vector<std::vector<uint32_t>> by_process(res.processes_size());

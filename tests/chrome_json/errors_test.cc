@@ -1,5 +1,7 @@
-// Bad input: every case must fail (never crash or hang) with a message that
-// names the file, the byte offset and what was expected.
+// Bad input. With --strict every case fails (never crashes or hangs) with a
+// message that names the file, the byte offset and what was expected. By
+// default a bad event is skipped, counted by reason and reported; damage to
+// the container still fails.
 #include <filesystem>
 #include <random>
 #include <string>
@@ -16,13 +18,20 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Reads `text` and expects InvalidArgument "<path>: byte <offset>: expected
-// <expected>..., got <got>".
+ReadOptions Strict() {
+  ReadOptions o;
+  o.strict = true;
+  return o;
+}
+
+// Reads `text` strictly and expects InvalidArgument "<path>: byte <offset>:
+// expected <expected>..., got <got>".
 void ExpectError(const std::string& text, size_t offset,
-                 const std::string& expected, const std::string& got = "") {
+                 const std::string& expected, const std::string& got = "",
+                 const ReadOptions& options = Strict()) {
   CollectingSink sink;
   std::string path = WriteFile("bad.json", text);
-  absl::Status s = ReadChromeJson(path, "", &sink);
+  absl::Status s = ReadChromeJson(path, "", &sink, options);
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   std::string msg(s.message());
   EXPECT_THAT(msg, StartsWith(path + ": byte " + std::to_string(offset) + ": expected "));
@@ -174,10 +183,18 @@ TEST(ChromeJsonErrors, OversizedEventIsAnErrorNotAHang) {
   while (t.size() < (70u << 20)) t += "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,";
   CollectingSink sink;
   std::string path = WriteFile("huge.json", t);
-  absl::Status s = ReadChromeJson(path, "", &sink);
-  std::filesystem::remove(path);
+  absl::Status s = ReadChromeJson(path, "", &sink, Strict());
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), StartsWith(path + ": byte 1: expected an event object under 64 MiB"));
+  // Without --strict: skipped, and said so; no event after it is invented.
+  CollectingSink lenient;
+  s = ReadChromeJson(path, "", &lenient);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(lenient.events.size(), 0u);
+  EXPECT_EQ(lenient.skipped["event over 64 MiB (an unclosed string?)"], 1u);
+  ASSERT_FALSE(lenient.warnings.empty());
+  EXPECT_THAT(lenient.warnings[0], HasSubstr("the rest of the input was skipped"));
 }
 
 // Random damage to a valid trace: the reader must return either OK or a
@@ -208,9 +225,18 @@ TEST(ChromeJsonErrors, MutatedTracesFailCleanly) {
     CollectingSink sink;
     std::string path = WriteFile("mutant.json", t);
     if (getenv("CJ_DUMP")) std::fprintf(stderr, "MUTANT %s\n", path.c_str());
-    absl::Status s = ReadChromeJson(path, "", &sink);
+    // Lenient reading may skip events but never fails differently.
+    CollectingSink lenient;
+    absl::Status l = ReadChromeJson(path, "", &lenient);
+    if (!l.ok()) {
+      ASSERT_EQ(l.code(), absl::StatusCode::kInvalidArgument) << l << "\n" << t;
+      EXPECT_THAT(std::string(l.message()), testing::MatchesRegex(
+          ".*: byte [0-9]+: expected .*, got .*")) << t;
+    }
+    absl::Status s = ReadChromeJson(path, "", &sink, Strict());
     if (s.ok()) {
       ++ok;
+      EXPECT_TRUE(l.ok()) << l << "\n" << t;
       continue;
     }
     ++failed;

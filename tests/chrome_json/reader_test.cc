@@ -466,3 +466,62 @@ TEST(ChromeJsonSink, AddFailureStopsTheReader) {
 
 }  // namespace
 }  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Perfetto's reading: an event without "tid" is on its process's main
+// thread, whose tid is the pid.
+TEST(ChromeJsonIds, MissingTidIsThePid) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"X","name":"a","pid":7,"ts":1,"dur":1},
+                           {"ph":"X","name":"b","pid":"gpu","ts":1,"dur":1},
+                           {"ph":"X","name":"c","pid":7,"tid":7,"ts":2,"dur":1},
+                           {"ph":"M","name":"thread_name","pid":7,"args":{"name":"main"}}])",
+                       &sink).ok());
+  ASSERT_EQ(sink.events.size(), 3u);
+  EXPECT_EQ(sink.events[0].track, "thread n:7 n:7");
+  EXPECT_EQ(sink.events[1].track, "thread s:gpu s:gpu");
+  EXPECT_EQ(sink.events[2].track, sink.events[0].track);
+  EXPECT_EQ(sink.thread_names["n:7 n:7"], "main");
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Counter values quoted as strings read like quoted times.
+TEST(ChromeJsonCounters, QuotedValuesAreNumbers) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"C","name":"mem","pid":1,"ts":1,
+      "args":{"a":".75","b":"050","c":"-1.5e3","d":"12abc","e":"","f":"1e999","g":7}}])",
+                       &sink).ok());
+  std::map<std::string, double> got;
+  for (const Collected& c : sink.events) got[c.name] = c.event.value;
+  EXPECT_EQ(got, (std::map<std::string, double>{
+                     {"a", 0.75}, {"b", 50}, {"c", -1500}, {"g", 7}}));
+  EXPECT_EQ(sink.skipped["counter arg that is not a number"], 3u);
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink
+
+namespace tracetable::testing_sink {
+namespace {
+
+// Thread time has no column yet: the events are kept and the loss counted.
+TEST(ChromeJsonThreadTime, NotStoredButCounted) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"tts":5,"tdur":1},
+                           {"ph":"B","name":"b","pid":1,"tid":1,"ts":4,"tts":6},
+                           {"ph":"E","pid":1,"tid":1,"ts":5},
+                           {"ph":"X","name":"c","pid":1,"tid":1,"ts":9,"dur":1}])",
+                       &sink).ok());
+  EXPECT_EQ(sink.events.size(), 4u);
+  EXPECT_EQ(sink.skipped["thread time (tts/tdur) not stored; events kept"], 2u);
+}
+
+}  // namespace
+}  // namespace tracetable::testing_sink

@@ -64,7 +64,7 @@ no_table_left "missing input"
 expect_fail "empty file" "empty.json" "$tt" ingest "$work/empty.json" -o "$work/out.tracetable"
 no_table_left "empty file"
 printf '{"traceEvents":[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"name":"a"},{"ph":"X","ts":}]}' >"$work/bad.json"
-expect_fail "malformed JSON" "byte" "$tt" ingest "$work/bad.json" -o "$work/out.tracetable"
+expect_fail "malformed JSON" "byte" "$tt" ingest "$work/bad.json" -o "$work/out.tracetable" --strict
 no_table_left "malformed JSON"
 printf '\x1f\x8b\x08\x00garbage-not-deflate' >"$work/bad.json.gz"
 expect_fail "corrupt gzip" "bad.json.gz" "$tt" ingest "$work/bad.json.gz" -o "$work/out.tracetable"
@@ -80,6 +80,39 @@ expect_fail "bad time" "start-us" "$tt" query "$work/x.tracetable" --start-us ab
 expect_fail "end before start" "before" "$tt" query "$work/x.tracetable" --start-us 10 --end-us 5
 expect_fail "unknown pid" "no such process" "$tt" query "$work/x.tracetable" --pid 999999
 expect_fail "bad budget" "size" "$tt" ingest "$trace" -o "$work/out.tracetable" --memory-budget lots
+
+# A damaged event is skipped, counted and reported (file, byte offset);
+# --strict fails on it instead. A cut-off gzip keeps every complete event.
+events_of() { "$tt" info "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])'; }
+printf '{"traceEvents":[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"name":"a"},\n{"ph":"X","ts":"100a","dur":1,"pid":1,"tid":1},\n{"ph":"X","ts":3,"dur":1,"pid":1,"tid":1,"name":"b","args":{"x":1,}},\n{"ph":"X","ts":4,"dur":1,"pid":1,"tid":1,"name":"c"}]}' >"$work/skip.json"
+if err=$("$tt" ingest "$work/skip.json" -o "$work/skip.tracetable" -q 2>&1 >/dev/null); then ok; else fail "ingest with a bad event: $err"; fi
+grep -q "skipped or tolerated 2 item" <<<"$err" && grep -q "1  event with a bad time value" <<<"$err" &&
+  grep -q "1  event with broken JSON" <<<"$err" && grep -q "skip.json: byte 85: expected" <<<"$err" &&
+  ok || fail "bad events not reported: $err"
+[ "$(events_of "$work/skip.tracetable")" = 2 ] && ok || fail "bad events: expected the 2 good ones"
+expect_fail "--strict on a bad event" "skip.json: byte 85" "$tt" ingest "$work/skip.json" -o "$work/out.tracetable" --strict
+no_table_left "--strict on a bad event"
+head -c $(( $(stat -c %s "$work/x.json.gz") * 2 / 3 )) "$work/x.json.gz" >"$work/cut.json.gz"
+if err=$("$tt" ingest "$work/cut.json.gz" -o "$work/cut.tracetable" -q 2>&1 >/dev/null); then ok; else fail "cut gzip: $err"; fi
+grep -q "warning: .*cut.json.gz: .*gzip stream ends early" <<<"$err" && ok || fail "cut gzip not reported: $err"
+c=$(events_of "$work/cut.tracetable")
+[ "$c" -gt 0 ] && [ "$c" -lt "$a" ] && ok || fail "cut gzip kept $c of $a events"
+expect_fail "--strict on a cut gzip" "cut.json.gz: decompressed byte [0-9]*: expected the rest of the trace" "$tt" ingest "$work/cut.json.gz" -o "$work/out.tracetable" --strict
+no_table_left "--strict on a cut gzip"
+
+# Top-level fields ("metadata", ...) are shown by info and written by export.
+printf '{"metadata":{"clock-domain":"BOOT","cfg":[1,2]},"traceEvents":[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1,"name":"a"}],"otherData":{"v":"7"}}' >"$work/meta.json"
+"$tt" ingest "$work/meta.json" -o "$work/meta.tracetable" -q 2>/dev/null && ok || fail "ingest meta.json"
+"$tt" info "$work/meta.tracetable" | grep -q 'field   metadata = {"clock-domain":"BOOT","cfg":\[1,2\]}' && ok || fail "info shows metadata"
+"$tt" info "$work/meta.tracetable" --json | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["inputs"][0]["fields"]
+assert f["metadata"] == {"clock-domain": "BOOT", "cfg": [1, 2]} and f["otherData"] == {"v": "7"}, f' && ok || fail "info --json fields"
+"$tt" export "$work/meta.tracetable" -o "$work/meta_export.json" 2>/dev/null && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["metadata"] == {"clock-domain": "BOOT", "cfg": [1, 2]} and d["otherData"] == {"v": "7"}, d
+assert len(d["traceEvents"]) >= 1' "$work/meta_export.json" && ok || fail "export writes metadata"
 
 # Memory: a 16 MiB budget on ~95 MB of JSON spills and stays far below
 # budget + 200 MB.

@@ -33,6 +33,26 @@ TEST(Time, ParsesExactDecimals) {
   EXPECT_FALSE(ParseMicros("1.2.3").ok());
 }
 
+// 36 significant digits times the unit does not fit __int128 (found by
+// fuzzing): exact to the picosecond, or out of range, never wrapped.
+TEST(Time, ManyDigitsDoNotOverflow) {
+  EXPECT_FALSE(ParseMicros("123456789012345678901234567890123456").ok());
+  EXPECT_FALSE(ParseMicros("-999999999999999999999999999999999999").ok());
+  auto t = ParseMicros("1.23456789012345678901234567890123456");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->ns, 1234);
+  EXPECT_EQ(t->ps, 567);
+  // Below a picosecond negative values still round toward -infinity.
+  auto n = ParseMicros("-1.00000000000000000000000000000000001");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->ns, -1001);
+  EXPECT_EQ(n->ps, 999);
+  auto m = ParseMicros("-1.00000000000000000000000000000000000");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->ns, -1000);
+  EXPECT_EQ(m->ps, 0);
+}
+
 TEST(Time, FormatRoundTrips) {
   std::mt19937_64 rng(1);
   for (int i = 0; i < 10000; ++i) {

@@ -60,7 +60,7 @@ std::string HostTrace(int host) {
     }
     o << "{\"ph\":\"C\",\"pid\":1,\"ts\":" << ts << ",\"name\":\"mem\",\"args\":{\"bytes\":" << (i * 37) % 1000 << "}},\n";
   }
-  o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << base + kParents * 100 << ",\"dur\":1,\"name\":\"End\"}\n]}\n";
+  o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << base + kParents * 100 << ",\"dur\":1,\"name\":\"End\"}\n],\"metadata\":{\"host\":" << host << ",\"clock\":\"boot\"}}\n";
   return o.str();
 }
 
@@ -211,6 +211,25 @@ TEST_F(ServeTest, HealthAndTables) {
   // Never a file path: traversal attempts are just unknown tables.
   EXPECT_EQ(Fetch("/api/tables/..%2F..%2Fetc/window").status, 404);
   EXPECT_EQ(Fetch("/api/tables/%2Ftmp%2Fx.tracetable/window").status, 404);
+}
+
+// The table answer lists the inputs with their top-level fields verbatim.
+TEST_F(ServeTest, TableAnswerHasInputFields) {
+  Got d = Fetch("/api/tables/multi");
+  ASSERT_EQ(d.status, 200);
+  simdjson::dom::parser p;
+  simdjson::dom::element e = Parse(p, d.body);
+  simdjson::dom::array inputs;
+  ASSERT_EQ(e["inputs"].get(inputs), simdjson::SUCCESS) << d.body.substr(0, 300);
+  ASSERT_EQ(inputs.size(), 2u);
+  int64_t host = -1;
+  for (int64_t h = 0; h < 2; ++h) {
+    ASSERT_EQ(inputs.at(h)["fields"]["metadata"]["host"].get(host), simdjson::SUCCESS);
+    EXPECT_EQ(host, h);
+    std::string_view clock;
+    ASSERT_EQ(inputs.at(h)["fields"]["metadata"]["clock"].get(clock), simdjson::SUCCESS);
+    EXPECT_EQ(clock, "boot");
+  }
 }
 
 TEST_F(ServeTest, ViewerAssets) {
