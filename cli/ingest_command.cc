@@ -150,6 +150,7 @@ int IngestMain(int argc, char** argv) {
                HumanBytes(disk).c_str(), st.events ? double(disk) / st.events : 0.0,
                static_cast<unsigned long long>(st.tiles),
                static_cast<unsigned long long>(st.spill_runs), output.c_str());
+  if (!st.memory_report.empty()) std::fprintf(stderr, "%s", st.memory_report.c_str());
   if (vm.count("timings")) std::fprintf(stderr, "stages: %s\n", progress.StageTimes(read_secs).c_str());
   builder.reset();
   return 0;

@@ -9,7 +9,7 @@
 namespace tracetable {
 
 // Bump on any change to keys or values; docs/format.md says what each means.
-constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersion = 5;
 
 // tids written for tracks that have none of their own (async lanes,
 // counters, threads with string tids).

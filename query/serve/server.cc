@@ -9,6 +9,7 @@
 #include "format/absl_compat.h"
 #include "httplib.h"
 #include "query/serve/api.h"
+#include "query/serve/memory_api.h"
 #include "query/serve/viewer_assets.h"
 #include "zlib.h"
 
@@ -181,6 +182,7 @@ struct Server::Impl {
       if (call == "event") return Send(req, res, EventReply(t, req.params));
       if (call == "search") return Send(req, res, SearchReply(t, req.params));
       if (call == "stats") return Send(req, res, StatsReply(t, req.params));
+      if (call == "memory") return Send(req, res, MemoryReply(t, req.params));
       Send(req, res, ErrorReply(404, absl::StrCat("no call '", call, "' (window, event, search, stats)")));
     });
     http.Get("/data/plugin/profile/data", [this](const httplib::Request& req, httplib::Response& res) {
