@@ -97,7 +97,8 @@ int IngestMain(int argc, char** argv) {
        "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
       ("force", "replace OUT if it exists")
       ("quiet,q", "no progress line")
-      ("timings", "print how long each stage took");
+      ("timings", "print how long each stage took")
+      ("no-memory-profile", "do not derive the memory profile (to measure what it costs)");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
   if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
@@ -113,6 +114,7 @@ int IngestMain(int argc, char** argv) {
   bo.output = output;
   bo.memory_budget = *budget_bytes;
   bo.overwrite = vm.count("force") > 0;
+  bo.memory_profile = vm.count("no-memory-profile") == 0;
   bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
   absl::StatusOr<std::unique_ptr<TableBuilder>> created = TableBuilder::Create(bo);

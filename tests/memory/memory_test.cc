@@ -536,5 +536,21 @@ TEST_F(MemoryTest, DamagedSegmentIsAnError) {
   EXPECT_NE(RunCli(cli::VerifyMain, {"verify", t}), 0);
 }
 
+// --no-memory-profile (for benchmarks) stores the events and derives nothing.
+TEST_F(MemoryTest, IngestWithoutMemoryProfile) {
+  const std::string path = (dir_ / "one.json").string();
+  std::ofstream(path) << "{\"traceEvents\":[{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":5,\"name\":\"[memory]\","
+                         "\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":16,\"Bytes\":64}}]}\n";
+  const std::string t = (dir_ / "tables" / "off.tracetable").string();
+  ASSERT_EQ(RunCli(cli::IngestMain, {"ingest", path, "-o", t, "-q", "--no-memory-profile"}), 0);
+  std::string out;
+  ASSERT_EQ(RunCli(cli::MemoryMain, {"memory", t, "--json"}, &out), 0);
+  simdjson::dom::parser p;
+  simdjson::dom::element d = p.parse(out);
+  EXPECT_EQ(d["ids"].get_array().size(), 0u);
+  ASSERT_EQ(RunCli(cli::InfoMain, {"info", t, "--json"}, &out), 0);
+  EXPECT_NE(out.find("\"events\":1"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace tracetable
