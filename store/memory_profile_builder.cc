@@ -373,21 +373,30 @@ class IdDeriver {
     return out_.add_counter(track, sink_->Intern(series), ts, value);
   }
 
+  // In use gets a sample per event (its curve is the profile); the other
+  // series only when their value changes: a counter holds its value until
+  // the next sample, so nothing is lost, and reserved bytes rarely change.
   absl::Status Samples(const MemoryRecord& r) {
     uint32_t t = id_->in_use_track();
     absl::Status s = Sample(&t, "in use bytes", r.ts, static_cast<double>(running_));
     id_->set_in_use_track(t);
-    if (s.ok() && r.reserved != MemoryRecord::kNone) {
+    auto changed = [](std::optional<double>* last, double v) {
+      if (*last == v) return false;
+      *last = v;
+      return true;
+    };
+    if (s.ok() && r.reserved != MemoryRecord::kNone && changed(&last_reserved_, static_cast<double>(r.reserved))) {
       t = id_->reserved_track();
       s = Sample(&t, "reserved bytes", r.ts, static_cast<double>(r.reserved));
       id_->set_reserved_track(t);
     }
-    if (s.ok() && r.available != MemoryRecord::kNone) {
+    if (s.ok() && r.available != MemoryRecord::kNone &&
+        changed(&last_available_, static_cast<double>(r.available))) {
       t = id_->available_track();
       s = Sample(&t, "available bytes", r.ts, static_cast<double>(r.available));
       id_->set_available_track(t);
     }
-    if (s.ok() && r.has_fragmentation) {
+    if (s.ok() && r.has_fragmentation && changed(&last_fragmentation_, r.fragmentation)) {
       t = id_->fragmentation_track();
       s = Sample(&t, "fragmentation", r.ts, r.fragmentation);
       id_->set_fragmentation_track(t);
@@ -401,6 +410,7 @@ class IdDeriver {
   const MemoryProfileBuilder::Output& out_;
   int64_t running_ = 0;
   bool have_reserved_ = false;
+  std::optional<double> last_reserved_, last_available_, last_fragmentation_;
   std::vector<Interval> allocs_;
   std::vector<std::pair<int64_t, int64_t>> events_;  // (ts, in use)
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> open_;  // addr -> live allocs, latest last

@@ -382,6 +382,11 @@ class MemoryTest : public ::testing::Test {
         simdjson::dom::element in_use = series.at(0);
         EXPECT_EQ(std::string(in_use["name"].get_string().value()), "in use bytes");
         simdjson::dom::array samples = in_use["samples"].get_array();
+        if (id == "cuda:0") {  // constant Total Reserved: one sample, not one per event
+          simdjson::dom::element reserved = series.at(1);
+          EXPECT_EQ(std::string(reserved["name"].get_string().value()), "reserved bytes");
+          EXPECT_EQ(reserved["samples"].get_array().size(), 1u);
+        }
         ASSERT_EQ(samples.size(), ref.curve.size());
         size_t i = 0;
         for (simdjson::dom::element s : samples) {
@@ -534,6 +539,12 @@ TEST_F(MemoryTest, DamagedSegmentIsAnError) {
   }
   EXPECT_NE(RunCli(cli::MemoryMain, {"memory", t}), 0);
   EXPECT_NE(RunCli(cli::VerifyMain, {"verify", t}), 0);
+  StartServer();
+  httplib::Client c("127.0.0.1", port_);
+  auto r = c.Get("/api/tables/one/memory");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500) << r->body;
+  EXPECT_NE(r->body.find("does not parse"), std::string::npos) << r->body;
 }
 
 // --no-memory-profile (for benchmarks) stores the events and derives nothing.
