@@ -10,6 +10,7 @@
 #include "httplib.h"
 #include "query/serve/api.h"
 #include "query/serve/memory_api.h"
+#include "query/serve/tiles_api.h"
 #include "query/serve/viewer_assets.h"
 #include "zlib.h"
 
@@ -182,8 +183,9 @@ struct Server::Impl {
       if (call == "event") return Send(req, res, EventReply(t, req.params));
       if (call == "search") return Send(req, res, SearchReply(t, req.params));
       if (call == "stats") return Send(req, res, StatsReply(t, req.params));
+      if (call == "tile") return Send(req, res, TileReply(t, req.params));
       if (call == "memory") return Send(req, res, MemoryReply(t, req.params));
-      Send(req, res, ErrorReply(404, absl::StrCat("no call '", call, "' (window, event, search, stats)")));
+      Send(req, res, ErrorReply(404, absl::StrCat("no call '", call, "' (window, event, search, stats, tile, memory)")));
     });
     http.Get("/data/plugin/profile/data", [this](const httplib::Request& req, httplib::Response& res) {
       Send(req, res, XprofReply(tables, req.params));

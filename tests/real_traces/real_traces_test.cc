@@ -1,7 +1,7 @@
 // Every real trace in shared/traces (other projects' test data) must ingest;
-// on each, windows obey the contract against the brute-force reference, the
-// table passes the stored-count checks, export -> re-ingest gives the same
-// events, and a tiny memory budget gives the same table as the default.
+// on each, windows and tiles obey the contract against the brute-force
+// reference, the table passes the stored-count checks, export -> re-ingest
+// gives the same events, and a tiny memory budget gives the same table as the default.
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +17,7 @@
 #include "query/window.h"
 #include "store/table.h"
 #include "store/table_builder.h"
+#include "tests/query/tile_reference.h"
 #include "tests/query/window_reference.h"
 #include "tests/shared_traces.h"
 
@@ -112,6 +113,7 @@ TEST_P(RealTrace, IngestsAndAnswersWindowsExactly) {
   const Trace tr = StoredEvents(table);
   ASSERT_EQ(tr.events.size(), table.meta().num_events());
   CheckWindowsAgainst(table, tr, 7, 25);
+  CheckTilesAgainst(table, tr, 7, 25);
 }
 
 TEST_P(RealTrace, ExportThenReingestGivesTheSameEvents) {

@@ -21,6 +21,7 @@
 #include "httplib.h"
 #include "query/serve/api.h"
 #include "query/serve/server.h"
+#include "query/tiles.h"
 #include "query/trace_json.h"
 #include "query/window.h"
 #include "simdjson.h"
@@ -218,6 +219,16 @@ TEST_F(ServeTest, ViewerAssets) {
   EXPECT_NE(g.body.find("viewer.js"), std::string::npos);
   EXPECT_EQ(Fetch("/viewer.js").status, 200);
   EXPECT_EQ(Fetch("/viewer.css").status, 200);
+  // The viewer's ES modules and worker: module scripts load only with a
+  // JavaScript content type.
+  httplib::Client c("127.0.0.1", port_);
+  for (const char* m : {"/viewer.js", "/util.js", "/time_axis.js", "/tile_cache.js", "/tile_loader.js",
+                        "/tile_worker.js", "/renderer.js", "/panels.js"}) {
+    auto r = c.Get(m);
+    ASSERT_TRUE(r) << m;
+    EXPECT_EQ(r->status, 200) << m;
+    EXPECT_EQ(r->get_header_value("Content-Type").rfind("application/javascript", 0), 0u) << m;
+  }
 }
 
 TEST_F(ServeTest, WindowMatchesQueryCommand) {
@@ -274,6 +285,65 @@ TEST_F(ServeTest, WindowCapsAndGzip) {
   auto r = c.Get("/api/tables/multi/window?resolution_us=2", {{"Accept-Encoding", "gzip"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(Canon(r->body), Canon(plain.body));
+}
+
+// tile: the binary answer of QueryTile for the request, with a strong ETag
+// that a second request naming it turns into a 304 without a body; the
+// same request on another table is another ETag.
+TEST_F(ServeTest, TileIsBinaryImmutableAndRevalidates) {
+  const Table& t = T("single");
+  const int level = 10;  // ~1 us bins, 524 us tiles
+  const std::string path = absl::StrCat("/api/tables/single/tile?level=", level, "&k=3&tracks=0,1,2");
+  httplib::Client c("127.0.0.1", port_);
+  auto r = c.Get(path.c_str());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/octet-stream");
+  EXPECT_EQ(r->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
+  const std::string etag = r->get_header_value("ETag");
+  const TileRequest req{level, 3, {0, 1, 2}};
+  EXPECT_EQ(etag, TileETag(t, req));
+  absl::StatusOr<WindowResult> direct = QueryTile(t, req);
+  ASSERT_TRUE(direct.ok());
+  ASSERT_FALSE(direct->items.empty());
+  EXPECT_EQ(r->body, *EncodeTileAnswer(t, req, *direct));
+  absl::StatusOr<DecodedTile> d = DecodeTileAnswer(r->body);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->items.size(), direct->items.size());
+
+  auto again = c.Get(path.c_str(), {{"If-None-Match", etag}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 304);
+  EXPECT_TRUE(again->body.empty());
+  auto stale = c.Get(path.c_str(), {{"If-None-Match", "\"t0\""}});
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->status, 200);
+  EXPECT_EQ(stale->body, r->body);
+
+  auto other = c.Get(absl::StrCat("/api/tables/multi/tile?level=", level, "&k=3&tracks=0,1,2").c_str());
+  ASSERT_TRUE(other);
+  ASSERT_EQ(other->status, 200);
+  EXPECT_NE(other->get_header_value("ETag"), etag);
+
+  // gzip applies to tiles as to JSON.
+  Got zipped = Fetch(path, true);
+  EXPECT_EQ(zipped.status, 200);
+  EXPECT_EQ(zipped.encoding, "gzip");
+  EXPECT_LT(zipped.body.size(), r->body.size());
+}
+
+TEST_F(ServeTest, TileBadRequestsNameTheParameter) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"level=x&k=0&tracks=0", "level"},   {"level=99&k=0&tracks=0", "level"},
+      {"level=4&k=-1&tracks=0", "k"},      {"level=4&k=999999999999&tracks=0", "k"},
+      {"level=4&k=0", "tracks"},           {"level=4&k=0&tracks=0,9999", "tracks"},
+      {"level=4&tracks=0", "k"},
+  };
+  for (const auto& [query, param] : cases) {
+    Got g = Fetch("/api/tables/single/tile?" + query);
+    EXPECT_EQ(g.status, 400) << query;
+    EXPECT_EQ(Param(g), param) << query;
+  }
 }
 
 // coarsen=1: over the limit, the answer is the whole window at a coarser

@@ -1,7 +1,9 @@
 // Browser test of the built-in viewer: builds a sample table, starts
 // `tracetable serve` on a free port, drives headless Chromium with
-// playwright-core and checks that the page renders, zooms with finer
-// requests, shows an event's arguments and lands on search matches.
+// playwright-core and checks that the page reaches `ready`, draws for a
+// track exactly what the tiles hold, zooms with finer tiles, leaves no stale
+// drawing when requests are cancelled, shows an event's arguments and lands
+// on search matches.
 // Screenshots go to tests/viewer/artifacts/.
 //
 // usage: node viewer_test.js [BUILD_DIR]   (run.sh installs what it needs)
@@ -34,7 +36,41 @@ async function waitFor(page, fn, arg, what, timeout = 20000) {
   }
 }
 
-const idle = () => window.__tt.inflight === 0 && window.__tt.ready;
+const idle = () => window.__tt.inflight === 0 && window.__tt.ready && document.body.dataset.viewState === 'ready';
+const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
+
+// Decodes a tile answer (docs/api.md) the way the page must read it; times
+// as the page computes them (origin + ps from the table start / 1e6).
+function decodeTile(buf, origin) {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const pad8 = (n) => (n + 7) & ~7;
+  const start = Number(dv.getBigInt64(8, true));
+  const T = dv.getUint32(44, true), n = dv.getUint32(48, true);
+  let off = 64;
+  const tracks = [];
+  let from = 0;
+  for (let t = 0; t < T; t++) {
+    const c = dv.getUint32(off + 4 * T + 4 * t, true);
+    tracks.push({ id: dv.getUint32(off + 4 * t, true), from, to: from + c });
+    from += c;
+  }
+  off = pad8(off + 8 * T);
+  const col8 = (j, i) => off + 8 * n * j + 8 * i;
+  const col4 = (j, i) => off + 48 * n + 4 * n * j + 4 * i;
+  const items = [];
+  for (let i = 0; i < n; i++) {
+    const kb = dv.getUint8(off + 48 * n + 24 * n + i);
+    items.push({
+      ts: origin + (start + Number(dv.getBigInt64(col8(0, i), true))) / 1e6,
+      dur: Number(dv.getBigInt64(col8(1, i), true)) / 1e6,
+      id: Number(dv.getBigUint64(col8(2, i), true)),
+      lane: dv.getUint32(col4(2, i), true), count: dv.getUint32(col4(3, i), true),
+      kind: kb & 127, summary: (kb & 128) !== 0,
+      track: tracks.find((t) => i >= t.from && i < t.to).id,
+    });
+  }
+  return items;
+}
 
 function makeSample(dir) {
   const trace = path.join(dir, 'sample.json');
@@ -113,9 +149,9 @@ async function main() {
     await page.goto(url + '#table=sample');
 
     // 1. First render.
-    await waitFor(page, () => window.__tt.ready && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render');
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render (viewState ready)');
     const first = await page.evaluate(() => ({ drawn: window.__tt.eventsDrawn, reqs: window.__tt.requests.map((r) => ({ ...r })) }));
-    check(first.reqs.length >= 1 && first.reqs[0].status === 200, `first window request answered (${first.reqs[0].url})`);
+    check(first.reqs.length >= 1 && first.reqs[0].status === 200 && /\/tile\?/.test(first.reqs[0].url), `first tile request answered (${first.reqs[0].url})`);
     check(first.drawn > 100, `first render drew ${first.drawn} events/summaries`);
     await page.screenshot({ path: path.join(artifacts, '01-initial.png') });
 
@@ -142,6 +178,65 @@ async function main() {
       lastRes = st.res;
     }
     await page.screenshot({ path: path.join(artifacts, '02-zoomed.png') });
+
+    // 2b. What the page draws for one track is exactly what its tiles hold.
+    const probe = await page.evaluate(() => {
+      const row = window.__tt.S.rows.find((r) => r.kind === 'track' && r.track.kind === 'thread');
+      window.__tt.logTrack = row.track.id;
+      window.__tt.setView(window.__tt.S.view[0], window.__tt.S.view[1]);
+      return { track: row.track.id, origin: window.__tt.S.full[0] };
+    });
+    await waitFor(page, ready, null, 'redraw with the draw log');
+    const drawn = await page.evaluate(() => window.__tt.lastDraw);
+    check(drawn && drawn.track === probe.track && drawn.tiles.length > 0 && drawn.tiles.every((t) => t.exact && t.level === drawn.level),
+      `track ${probe.track} drawn from ${drawn.tiles.length} tiles of level ${drawn.level}`);
+    const expected = new Set();
+    for (const t of drawn.tiles) {
+      const k = Math.round((t.start - probe.origin) * 1e6 / (512 * 1000 * 2 ** drawn.level));
+      const res = await fetch(`${url}api/tables/sample/tile?level=${drawn.level}&k=${k}&tracks=${probe.track}`);
+      check(res.status === 200 && res.headers.get('etag'), `tile k=${k} fetched with ETag ${res.headers.get('etag')}`);
+      for (const it of decodeTile(new Uint8Array(await res.arrayBuffer()), probe.origin)) {
+        const [v0, v1] = drawn.view;
+        const slice = it.kind === 0;
+        if (slice ? (it.ts > v1 || it.ts + it.dur < v0) : (it.ts < v0 || it.ts > v1)) continue;
+        expected.add(it.summary ? `s:${it.ts}:${it.lane}:${it.count}` : `e:${it.id}`);
+      }
+    }
+    const got = new Set(drawn.items);
+    const missing = [...expected].filter((x) => !got.has(x)), extra = [...got].filter((x) => !expected.has(x));
+    check(expected.size > 0 && missing.length === 0 && extra.length === 0,
+      `drawn items of track ${probe.track} = its tiles' items in view (${got.size} items; missing ${missing.slice(0, 3)}, extra ${extra.slice(0, 3)})`);
+    await page.evaluate(() => { window.__tt.logTrack = undefined; });
+
+    // 2c. A request cancelled by the view moving on leaves no stale drawing:
+    // tiles one level finer answer slowly; zoom in and straight back out.
+    const lvl = drawn.level;
+    await page.context().route(new RegExp(`/tile\\?level=${lvl - 1}&`), async (route) => {
+      await new Promise((r) => setTimeout(r, 1500));
+      try { await route.continue(); } catch (e) { /* cancelled meanwhile */ }
+    });
+    const cancelledBefore = await page.evaluate(() => window.__tt.cancelled);
+    await page.evaluate((id) => { window.__tt.logTrack = id; }, probe.track);
+    await page.keyboard.press('w');
+    await waitFor(page, () => document.body.dataset.viewState === 'loading' && window.__tt.lastDraw &&
+      window.__tt.lastDraw.level < window.__tt.lastDraw.tiles.reduce((m, t) => Math.max(m, t.level), -1), null, 'finer tiles loading');
+    // Meanwhile the cached coarser tiles are drawn in their place.
+    const standIn = await page.evaluate(() => window.__tt.lastDraw);
+    check(standIn.tiles.length > 0 && standIn.tiles.every((t) => !t.exact && t.level === standIn.level + 1) && standIn.items.length > 0,
+      `while level-${standIn.level} tiles load, ${standIn.tiles.length} cached level-${standIn.level + 1} tiles stand in (${standIn.items.length} items drawn)`);
+    await page.keyboard.press('s');
+    await waitFor(page, ready, null, 'back to the cached level');
+    const c1 = await page.evaluate(() => ({ cancelled: window.__tt.cancelled, state: document.body.dataset.viewState }));
+    check(c1.cancelled > cancelledBefore, `zooming back cancelled ${c1.cancelled - cancelledBefore} pending tile requests`);
+    await page.waitForTimeout(1800);  // the slow answers would have arrived by now
+    await page.evaluate(() => { window.__tt.logTrack = window.__tt.S.rows.find((r) => r.kind === 'track' && r.track.kind === 'thread').track.id; window.__tt.setView(window.__tt.S.view[0], window.__tt.S.view[1]); });
+    await waitFor(page, ready, null, 'redraw after the slow answers');
+    const after = await page.evaluate(() => window.__tt.lastDraw);
+    check(after.level === lvl && after.tiles.every((t) => t.exact && t.level === lvl) && new Set(after.items).size === got.size,
+      `after cancelling, only level-${lvl} tiles are drawn (${after.tiles.length} tiles, ${new Set(after.items).size} items)`);
+    await page.evaluate(() => { window.__tt.logTrack = undefined; });
+    await page.context().unrouteAll({ behavior: 'ignoreErrors' });
+    await page.screenshot({ path: path.join(artifacts, '02b-after-cancel.png') });
 
     // 3. Click an event: the details panel shows it and its arguments.
     const target = await page.evaluate(() => window.__tt.visibleEvent(8));
@@ -192,17 +287,21 @@ async function main() {
     await waitFor(page, () => window.__tt.S.table.name === 'hosts' && window.__tt.inflight === 0 && window.__tt.loads > 1 && window.__tt.eventsDrawn > 0, null, 'hosts table', 20000);
     check(await page.isVisible('#host'), 'host filter shown for a two-host table');
     await page.selectOption('#host', 'beta');
-    await waitFor(page, () => {
-      const r = window.__tt.requests;
-      return /host=beta/.test(r[r.length - 1].url) && r[r.length - 1].status === 200 && window.__tt.inflight === 0;
-    }, null, 'host-filtered window');
+    await waitFor(page, () => window.__tt.inflight === 0 && document.body.dataset.viewState === 'ready' &&
+      window.__tt.S.rows.filter((r) => r.kind === 'process').length === 1, null, 'host-filtered view');
     const rows = await page.evaluate(() => window.__tt.S.rows.filter((r) => r.kind === 'process').map((r) => r.process.host));
     check(rows.length === 1 && rows[0] === 'beta', `only host beta's processes are laid out (${rows.join(',')})`);
+    const asked = await page.evaluate(() => {
+      const beta = new Set(window.__tt.S.table.processes.filter((p) => p.host === 'beta').flatMap((p) => p.tracks.map((t) => t.id)));
+      const groups = [...window.__tt.S.plan.keys()];
+      return groups.length > 0 && groups.every((g) => g.split(',').every((id) => beta.has(Number(id))));
+    });
+    check(asked, 'the view draws tiles of beta\'s tracks only');
     await page.waitForTimeout(300);
     await page.screenshot({ path: path.join(artifacts, '06-hosts.png') });
 
     const reqs = await page.evaluate(() => window.__tt.requests.length);
-    console.log(`window requests: ${reqs}, dropped stale: ${await page.evaluate(() => window.__tt.dropped)}`);
+    console.log(`tile requests: ${reqs}, cancelled: ${await page.evaluate(() => window.__tt.cancelled)}`);
     check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
     console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   } finally {

@@ -1,0 +1,58 @@
+#include "query/serve/tiles_api.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "format/absl_compat.h"
+#include "query/tiles.h"
+
+namespace tracetable::serve {
+namespace {
+
+const std::string* Get(const Params& p, const std::string& key) {
+  auto it = p.find(key);
+  return it == p.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+Reply TileReply(const Table& table, const Params& params) {
+  TileRequest req;
+  const std::string* level = Get(params, "level");
+  if (!level || !absl::SimpleAtoi(Av(*level), &req.level)) {
+    return ErrorReply(400, "level: expected an integer 0..52", "level");
+  }
+  const std::string* k = Get(params, "k");
+  if (!k || !absl::SimpleAtoi(Av(*k), &req.k)) return ErrorReply(400, "k: expected an integer", "k");
+  const std::string* tracks = Get(params, "tracks");
+  if (!tracks) return ErrorReply(400, "tracks: expected track ids, e.g. tracks=3,7", "tracks");
+  for (absl::string_view id : absl::StrSplit(Av(*tracks), ',')) {
+    uint32_t t = 0;
+    if (!absl::SimpleAtoi(id, &t) || t >= static_cast<uint32_t>(table.resources().tracks_size())) {
+      return ErrorReply(400, absl::StrCat("no track '", id.substr(0, 32), "'"), "tracks");
+    }
+    req.tracks.push_back(t);
+  }
+  absl::StatusOr<WindowResult> result = QueryTile(table, req);
+  if (!result.ok()) {
+    const absl::Status& s = result.status();
+    if (absl::IsInvalidArgument(s)) {
+      return ErrorReply(400, std::string(s.message()), req.tracks.empty() || req.tracks.size() > kMaxTileTracks
+                                              ? "tracks" : "level");
+    }
+    if (absl::IsOutOfRange(s)) return ErrorReply(400, std::string(s.message()), "k");
+    return ErrorReply(500, std::string(s.message()));
+  }
+  absl::StatusOr<std::string> body = EncodeTileAnswer(table, req, *result);
+  if (!body.ok()) return ErrorReply(500, std::string(body.status().message()));
+  Reply r;
+  r.body = std::move(*body);
+  r.content_type = "application/octet-stream";
+  r.headers.emplace_back("ETag", TileETag(table, req));
+  return r;
+}
+
+}  // namespace tracetable::serve

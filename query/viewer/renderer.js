@@ -1,0 +1,470 @@
+// Renderer: draws the track rows from decoded tiles (tile_worker.js) onto the
+// canvas, and answers "what is under this pixel" from the same tiles.
+//
+// A frame's plan gives, per group of tracks, the tiles to draw: each with the
+// time range [a, b) it is responsible for. Tiles at the view's level are
+// drawn whole; an item that began in an earlier tile of the plan at the same
+// level is drawn by that tile (tiles repeat the events that span them). A
+// stand-in (a cached coarser or finer tile drawn while the right one loads)
+// is clipped to its range.
+'use strict';
+
+import { GUTTER } from './time_axis.js';
+import { color, colorRgb, fmtDur, fmtNum } from './util.js';
+
+export const LANE = 18;       // px per nesting level
+export const PROC_H = 22;     // process header row
+export const COUNTER_H = 44;
+
+const KIND_SLICE = 0, KIND_INSTANT = 1, KIND_COUNTER = 2, KIND_FLOW_START = 3, KIND_FLOW_END = 5;
+const SUMMARY = 128;
+const FLAG_INCOMPLETE = 1, FLOW_OUT = 65536, FLOW_IN = 131072;
+const NARROW = 3;  // px: narrower boxes are written as pixels (no hatching, no label)
+
+// The item at index i of a tile as a plain object (for selection, tooltips,
+// tests).
+export function itemAt(tile, i, track, strings) {
+  const c = tile.cols;
+  const kb = c.kind[i];
+  const summary = (kb & SUMMARY) !== 0, kind = kb & 127;
+  const it = {
+    ts: c.ts[i], dur: c.dur[i], name: strings.get(c.name[i]) || '', cat: strings.get(c.cat[i]) || '',
+    depth: c.lane[i], id: c.id[i], track, summary, value: c.value[i],
+    ph: summary ? 'X' : kind === KIND_SLICE ? 'X' : kind === KIND_INSTANT ? 'i' : kind === KIND_COUNTER ? 'C' : 'f',
+  };
+  if (summary) {
+    it.count = c.count[i];
+    it.covered = c.covered[i];
+    it.longest = c.longest[i];
+    it.kind = kind === KIND_SLICE ? 'slice' : kind === KIND_INSTANT ? 'instant' : 'flow';
+  }
+  if (c.flags[i] & FLAG_INCOMPLETE) it.incomplete = true;
+  return it;
+}
+
+// Calls fn(tile, i, entry) for every item of `track` the plan draws, each
+// once, in plan order (time order for the tiles at one level).
+export function forEachItem(entries, track, fn) {
+  for (const e of entries) {
+    const t = e.tile;
+    const r = t.tracks.find((x) => x.id === track);
+    if (!r) continue;
+    const ts = t.cols.ts;
+    for (let i = r.from; i < r.to; i++) {
+      if (e.exact) {
+        // Began in an earlier tile the plan also draws: drawn there.
+        if (ts[i] < e.a && e.owns(ts[i])) continue;
+      } else if (ts[i] >= e.b || ts[i] + t.cols.dur[i] < e.a) {
+        continue;
+      }
+      fn(t, i, e);
+    }
+  }
+}
+
+let hatch = null;
+function hatchPattern(ctx) {
+  if (hatch) return hatch;
+  const c = document.createElement('canvas');
+  c.width = c.height = 6;
+  const g = c.getContext('2d');
+  g.strokeStyle = 'rgba(255,255,255,0.55)';
+  g.lineWidth = 1.5;
+  g.beginPath();
+  g.moveTo(0, 6); g.lineTo(6, 0);
+  g.moveTo(-1, 1); g.lineTo(1, -1);
+  g.moveTo(5, 7); g.lineTo(7, 5);
+  g.stroke();
+  hatch = ctx.createPattern(c, 'repeat');
+  return hatch;
+}
+
+const fitCache = new Map();
+function fitText(ctx, s, avail) {
+  const key = s + '\u0000' + Math.floor(avail / 8);
+  const c = fitCache.get(key);
+  if (c !== undefined) return c;
+  let out = s;
+  if (ctx.measureText(s).width > avail) {
+    let lo = 0, hi = s.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(s.slice(0, mid) + '…').width <= avail) lo = mid; else hi = mid - 1;
+    }
+    out = lo > 0 ? s.slice(0, lo) + '…' : '';
+  }
+  if (fitCache.size > 20000) fitCache.clear();
+  fitCache.set(key, out);
+  return out;
+}
+
+export class Renderer {
+  constructor(canvas) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext('2d');
+    this.colorById = new Map();     // string id -> colour (ids are per table)
+    this.rgbById = new Map();       // string id -> [r, g, b]
+    // Boxes under NARROW px are written as pixels into a row-sized buffer and
+    // drawn in one drawImage: zoomed out, tens of thousands of 1-2 px boxes
+    // cost far less that way than one fillRect each.
+    this.off = document.createElement('canvas');
+    this.octx = this.off.getContext('2d');
+    this.img = null;
+    this.counterRange = new Map();  // counter track id -> [min, max] seen
+    this.log = null;                // per-track record of what was drawn (tests)
+  }
+
+  // f: {axis, rows, top, W, H, dpr, plan: Map(groupKey -> entries),
+  //     groupOf: Map(track -> groupKey), strings, selected, range, logTrack}
+  draw(f) {
+    const ctx = this.ctx;
+    const { axis, W, H, top } = f;
+    ctx.setTransform(f.dpr, 0, 0, f.dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, W, H);
+    axis.drawGrid(ctx, H);
+    this.log = f.logTrack !== undefined ? { track: f.logTrack, items: [] } : null;
+    let drawn = 0;
+    ctx.textBaseline = 'middle';
+    for (const row of f.rows) {
+      const y = row.y - top;
+      if (y + row.h < 0 || y > H) continue;
+      if (row.kind === 'process') {
+        ctx.fillStyle = '#eef1f6';
+        ctx.fillRect(0, y, W, row.h);
+        ctx.fillStyle = '#1f2937';
+        ctx.font = '600 12px system-ui, sans-serif';
+        const p = row.process;
+        const label = `${row.collapsed ? '▸' : '▾'} ${p.name || 'process'}  (pid ${p.pid})${p.host ? ' · ' + p.host : ''}`;
+        ctx.fillText(label, 6, y + row.h / 2, W - 12);
+        continue;
+      }
+      ctx.strokeStyle = '#eceef1';
+      ctx.beginPath(); ctx.moveTo(0, y + row.h + 0.5); ctx.lineTo(W, y + row.h + 0.5); ctx.stroke();
+      const entries = f.plan.get(f.groupOf.get(row.track.id)) || [];
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(GUTTER, y, W - GUTTER, row.h);
+      ctx.clip();
+      drawn += row.track.kind === 'counter' ? this.counter(f, row, entries, y) : this.slices(f, row, entries, y);
+      ctx.restore();
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, y, GUTTER - 1, Math.min(row.h, LANE + 2));
+      ctx.fillStyle = '#374151';
+      ctx.font = '12px system-ui, sans-serif';
+      const tr = row.track;
+      const label = tr.kind === 'counter' ? `${tr.name}${tr.series && tr.series !== tr.name ? ' · ' + tr.series : ''}` :
+        `${tr.kind === 'async' ? 'async: ' : ''}${tr.name || 'thread'} ${tr.tid !== null ? '(' + tr.tid + ')' : ''}`;
+      ctx.fillText(label, 14, y + LANE / 2 + 1, GUTTER - 20);
+    }
+    ctx.strokeStyle = '#d9dce1';
+    ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();
+    this.arrows(f);
+    if (f.range) {
+      const a = axis.xOf(f.range[0]), bx = axis.xOf(f.range[1]);
+      ctx.fillStyle = 'rgba(37,99,235,0.10)';
+      ctx.fillRect(Math.max(GUTTER, a), 0, bx - Math.max(GUTTER, a), H);
+      ctx.strokeStyle = 'rgba(37,99,235,0.6)';
+      ctx.strokeRect(a + 0.5, -1, bx - a, H + 2);
+      ctx.fillStyle = '#1e40af';
+      ctx.font = '600 11px system-ui, sans-serif';
+      ctx.fillText(fmtDur(f.range[1] - f.range[0]), Math.max(GUTTER + 4, a + 4), 10);
+    }
+    return drawn;
+  }
+
+  slices(f, row, entries, y0) {
+    const ctx = this.ctx;
+    const { axis, W } = f;
+    const v0 = axis.view[0], v1 = axis.view[1];
+    const k = axis.plotWidth() / axis.span();
+    const pat = hatchPattern(ctx);
+    const maxDepth = row.track.max_depth;
+    const lastX = new Float64Array(maxDepth + 2).fill(-1);
+    const log = this.log && this.log.track === row.track.id ? this.log.items : null;
+    const sel = f.selected;
+    ctx.font = '11px system-ui, sans-serif';
+    let n = 0, style = '';
+    const marks = [], hatched = [], labels = [];
+    // The row's pixel buffer for narrow boxes (device pixels, plot area).
+    const dpr = f.dpr;
+    const bw = Math.max(1, Math.round((W - GUTTER) * dpr)), bh = Math.max(1, Math.round(row.h * dpr));
+    if (!this.img || this.img.width < bw || this.img.height < bh) {
+      this.img = this.octx.createImageData(Math.max(bw, this.img ? this.img.width : 0), Math.max(bh, this.img ? this.img.height : 0));
+      this.pix = new Uint32Array(this.img.data.buffer);
+      this.off.width = this.img.width;
+      this.off.height = this.img.height;
+    }
+    const pix = this.pix, stride = this.img.width;
+    for (let r = 0; r < bh; r++) pix.fill(0, r * stride, r * stride + bw);
+    let narrow = 0, minX = bw, maxX = 0;
+    const packed = this.packed || (this.packed = new Map());  // (string id, alpha step) -> pixel
+    const put = (x, y, w, id, a) => {
+      const X0 = Math.max(0, Math.floor((x - GUTTER) * dpr)), X1 = Math.min(bw, Math.max(X0 + 1, Math.round((x + w - GUTTER) * dpr)));
+      const Y0 = Math.max(0, Math.round((y - y0) * dpr)), Y1 = Math.min(bh, Math.round((y + LANE - 2 - y0) * dpr));
+      if (X1 <= X0) return;
+      const q = Math.round(a * 32), key = id * 64 + q;
+      let v = packed.get(key);
+      if (v === undefined) {
+        let rgb = this.rgbById.get(id);
+        if (rgb === undefined) { rgb = colorRgb(f.strings.get(id) || ''); this.rgbById.set(id, rgb); }
+        const al = q / 32, mix = (c) => Math.round(c * al + 255 * (1 - al));
+        v = (255 << 24 | mix(rgb[2]) << 16 | mix(rgb[1]) << 8 | mix(rgb[0])) >>> 0;
+        packed.set(key, v);
+      }
+      for (let yy = Y0; yy < Y1; yy++) {
+        const o = yy * stride;
+        for (let xx = X0; xx < X1; xx++) pix[o + xx] = v;
+      }
+      if (X0 < minX) minX = X0;
+      if (X1 > maxX) maxX = X1;
+      narrow++;
+    };
+    forEachItem(entries, row.track.id, (t, i, e) => {
+      const c = t.cols;
+      const ts = c.ts[i], dur = c.dur[i];
+      if (ts > v1 || ts + dur < v0) return;
+      const kb = c.kind[i], kind = kb & 127, summary = (kb & SUMMARY) !== 0;
+      if (!(kind === KIND_SLICE)) { marks.push([t, i]); return; }
+      let x = GUTTER + (ts - v0) * k;
+      let w = dur * k;
+      if (!e.exact) {  // a stand-in draws only its own range
+        const xa = GUTTER + (e.a - v0) * k, xb = GUTTER + (e.b - v0) * k;
+        if (x < xa) { w -= xa - x; x = xa; }
+        if (x + w > xb) w = xb - x;
+        if (w <= 0) return;
+      }
+      if (x < GUTTER - 2) { w -= GUTTER - 2 - x; x = GUTTER - 2; }
+      if (x + w > W + 2) w = W + 2 - x;
+      const depth = Math.min(c.lane[i], maxDepth + 1);
+      const y = y0 + 2 + depth * LANE;
+      if (log) log.push(summary ? `s:${ts}:${depth}:${c.count[i]}` : `e:${c.id[i]}`);
+      // Sub-pixel boxes hidden under the previous one on this lane.
+      if (w < 1 && x < lastX[depth]) return;
+      w = Math.max(w, 1);
+      lastX[depth] = x + w;
+      n++;
+      const selected = sel && !summary && sel.id === c.id[i] && sel.track === row.track.id;
+      if (w < NARROW && !selected) {
+        if (summary) put(x, y, w, c.name[i], 0.35 + 0.55 * Math.min(1, c.covered[i] / Math.max(1e-9, dur)));
+        else put(x, y, w, c.name[i], (c.flags[i] & FLAG_INCOMPLETE) ? 0.4 : 1);
+        return;
+      }
+      let col = this.colorById.get(c.name[i]);
+      if (col === undefined) { col = color(f.strings.get(c.name[i]) || ''); this.colorById.set(c.name[i], col); }
+      if (summary) {
+        const density = Math.min(1, c.covered[i] / Math.max(1e-9, dur));
+        ctx.globalAlpha = 0.35 + 0.55 * density;
+        if (col !== style) { ctx.fillStyle = col; style = col; }
+        ctx.fillRect(x, y, w, LANE - 2);
+        ctx.globalAlpha = 1;
+        if (w >= 3) hatched.push(x, y, w);  // one pattern fill for all, after
+      } else {
+        if (col !== style) { ctx.fillStyle = col; style = col; }
+        ctx.fillRect(x, y, w, LANE - 2);
+        if (c.flags[i] & FLAG_INCOMPLETE) {
+          ctx.fillStyle = 'rgba(255,255,255,0.6)';
+          style = '';
+          ctx.fillRect(x + w - Math.min(w, 6), y, Math.min(w, 6), LANE - 2);
+        }
+        if (selected) {
+          ctx.strokeStyle = '#111827';
+          ctx.lineWidth = 2;
+          ctx.strokeRect(x + 1, y + 1, w - 2, LANE - 4);
+          ctx.lineWidth = 1;
+          style = '';
+        }
+      }
+      if (w > 28) {
+        const tx = Math.max(x, GUTTER) + 3;
+        const avail = Math.min(x + w, W) - tx - 3;
+        if (avail > 14) {
+          const name = f.strings.get(c.name[i]) || '';
+          labels.push(summary ? `${name} ×${c.count[i]}` : name, avail, tx, y + (LANE - 2) / 2 + 1);
+        }
+      }
+    });
+    if (narrow) {
+      this.octx.clearRect(0, 0, bw, bh);
+      this.octx.putImageData(this.img, 0, 0, minX, 0, maxX - minX, bh);
+      ctx.drawImage(this.off, minX, 0, maxX - minX, bh, GUTTER + minX / dpr, y0, (maxX - minX) / dpr, bh / dpr);
+    }
+    if (hatched.length) {
+      ctx.fillStyle = pat;
+      ctx.beginPath();
+      for (let j = 0; j < hatched.length; j += 3) ctx.rect(hatched[j], hatched[j + 1], hatched[j + 2], LANE - 2);
+      ctx.fill();
+    }
+    ctx.fillStyle = '#111827';
+    for (let j = 0; j < labels.length; j += 4) ctx.fillText(fitText(ctx, labels[j], labels[j + 1]), labels[j + 2], labels[j + 3]);
+    for (const [t, i] of marks) {
+      const c = t.cols;
+      const ts = c.ts[i];
+      if (ts < v0 || ts > v1) continue;
+      const x = GUTTER + (ts - v0) * k;
+      const y = y0 + 2 + Math.min(c.lane[i], maxDepth) * LANE;
+      const kind = c.kind[i] & 127, summary = (c.kind[i] & SUMMARY) !== 0;
+      if (log) log.push(summary ? `s:${ts}:${c.lane[i]}:${c.count[i]}` : `e:${c.id[i]}`);
+      n++;
+      if (kind >= KIND_FLOW_START && kind <= KIND_FLOW_END) {
+        ctx.fillStyle = '#6b7280';
+        ctx.fillRect(x - 1, y + 5, 2, 6);
+        continue;
+      }
+      ctx.fillStyle = summary ? 'rgba(190,24,93,0.45)' : 'rgba(190,24,93,0.85)';
+      ctx.beginPath();
+      ctx.moveTo(x, y + 9); ctx.lineTo(x - 3, y + 2); ctx.lineTo(x + 3, y + 2);
+      ctx.closePath();
+      ctx.fill();
+    }
+    return n;
+  }
+
+  // Samples of a counter track in time order, from every tile of the plan.
+  static counterPoints(entries, track) {
+    const pts = [];
+    forEachItem(entries, track, (t, i) => { pts.push({ ts: t.cols.ts[i], v: t.cols.value[i], id: t.cols.id[i] }); });
+    pts.sort((a, b) => a.ts - b.ts || a.id - b.id);
+    return pts;
+  }
+
+  counter(f, row, entries, y0) {
+    const ctx = this.ctx;
+    const { axis, W } = f;
+    const pts = Renderer.counterPoints(entries, row.track.id);
+    if (!pts.length) return 0;
+    const log = this.log && this.log.track === row.track.id ? this.log.items : null;
+    // One scale per counter for the session, widened by every tile drawn, so
+    // zooming does not rescale the chart.
+    let [lo, hi] = this.counterRange.get(row.track.id) || [Infinity, -Infinity];
+    for (const p of pts) { if (p.v < lo) lo = p.v; if (p.v > hi) hi = p.v; }
+    this.counterRange.set(row.track.id, [lo, hi]);
+    if (lo > 0 && lo < hi * 0.25) lo = 0;
+    if (hi === lo) { if (lo > 0) lo = 0; else hi = lo + 1; } else lo -= (hi - lo) * 0.05;
+    const hh = row.h - 8;
+    const yOf = (v) => y0 + 4 + hh - (v - lo) / (hi - lo) * hh;
+    const k = axis.plotWidth() / axis.span();
+    const x0 = GUTTER, n = Math.ceil(W) - x0 + 1;
+    const mins = new Float64Array(n).fill(NaN), maxs = new Float64Array(n).fill(NaN);
+    let i = 0, cur = NaN, drawn = 0;
+    while (i < pts.length && pts[i].ts < axis.view[0]) { cur = pts[i].v; i++; }
+    if (log && i > 0) log.push(`c:${pts[i - 1].id}`);
+    for (let px = 0; px < n; px++) {
+      const tEnd = axis.view[0] + (px + 1) / k;
+      let mn = cur, mx = cur;
+      while (i < pts.length && pts[i].ts < tEnd) {
+        const v = pts[i].v;
+        if (log) log.push(`c:${pts[i].id}`);
+        mn = isNaN(mn) ? v : Math.min(mn, v);
+        mx = isNaN(mx) ? v : Math.max(mx, v);
+        cur = v;
+        i++; drawn++;
+      }
+      mins[px] = mn; maxs[px] = mx;
+    }
+    ctx.fillStyle = color(row.track.name + row.track.series);
+    ctx.globalAlpha = 0.35;
+    for (let px = 0; px < n; px++) {
+      if (isNaN(maxs[px])) continue;
+      const y = yOf(maxs[px]);
+      ctx.fillRect(x0 + px, y, 1, y0 + 4 + hh - y);
+    }
+    ctx.globalAlpha = 1;
+    for (let px = 0; px < n; px++) {
+      if (isNaN(maxs[px])) continue;
+      const ya = yOf(maxs[px]), yb = yOf(mins[px]);
+      ctx.fillRect(x0 + px, ya, 1, Math.max(1.5, yb - ya));
+    }
+    ctx.fillStyle = '#6b7280';
+    ctx.font = '10px system-ui, sans-serif';
+    ctx.fillText(fmtNum(hi), GUTTER + 4, y0 + 9);
+    return Math.max(drawn, 1);
+  }
+
+  // Flow arrows between the visible tracks: flow events by flow id, and
+  // slices that start or end a flow by their bind id. All of them when few,
+  // else only the selected event's.
+  arrows(f) {
+    const ctx = this.ctx;
+    const { axis, top, W } = f;
+    const byFlow = new Map();
+    for (const row of f.rows) {
+      if (row.kind !== 'track' || row.track.kind === 'counter') continue;
+      if (row.y - top + row.h < 0 || row.y - top > f.H) continue;
+      const entries = f.plan.get(f.groupOf.get(row.track.id)) || [];
+      forEachItem(entries, row.track.id, (t, i) => {
+        const c = t.cols;
+        const kb = c.kind[i];
+        if (kb & SUMMARY || !c.flow[i]) return;
+        const kind = kb & 127;
+        const isFlow = kind >= KIND_FLOW_START && kind <= KIND_FLOW_END;
+        if (!isFlow && !(c.flags[i] & (FLOW_OUT | FLOW_IN))) return;
+        const key = (isFlow ? 'f' : 'b') + c.flow[i];
+        let l = byFlow.get(key);
+        if (!l) { l = []; byFlow.set(key, l); }
+        const at = kind === KIND_SLICE && (c.flags[i] & FLOW_OUT) ? c.ts[i] + c.dur[i] : c.ts[i];
+        l.push({ ts: at, order: kind === KIND_SLICE ? ((c.flags[i] & FLOW_OUT) ? 0 : 1) : 0, id: c.id[i],
+          y: row.y - top + 2 + Math.min(c.lane[i], row.track.max_depth) * LANE + (LANE - 2) / 2 });
+      });
+    }
+    const pairs = [];
+    for (const [key, l] of byFlow) {
+      if (key[0] === 'b') l.sort((a, b) => a.order - b.order); else l.sort((a, b) => a.ts - b.ts);
+      for (let i = 0; i + 1 < l.length; i++) pairs.push([l[i], l[i + 1]]);
+    }
+    const sel = f.selected;
+    const few = pairs.length <= 400;
+    for (const [a, b] of pairs) {
+      const mine = sel && !sel.summary && (sel.id === a.id || sel.id === b.id);
+      if (!few && !mine) continue;
+      const px = axis.xOf(a.ts), qx = axis.xOf(b.ts);
+      if (Math.max(px, qx) < GUTTER || Math.min(px, qx) > W) continue;
+      ctx.strokeStyle = mine ? 'rgba(17,24,39,0.95)' : 'rgba(55,65,81,0.35)';
+      ctx.fillStyle = mine ? 'rgba(17,24,39,0.95)' : 'rgba(55,65,81,0.5)';
+      ctx.lineWidth = mine ? 1.5 : 1;
+      ctx.beginPath();
+      ctx.moveTo(px, a.y);
+      const mx = (px + qx) / 2;
+      ctx.bezierCurveTo(mx, a.y, mx, b.y, qx, b.y);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(qx, b.y); ctx.lineTo(qx - 6, b.y - 3); ctx.lineTo(qx - 6, b.y + 3); ctx.closePath();
+      ctx.fill();
+    }
+    ctx.lineWidth = 1;
+  }
+
+  // What is at (mx, y) (y in content coordinates): {row, item} / {row, counter}.
+  hit(f, mx, y) {
+    const row = f.rows.find((r) => y >= r.y && y < r.y + r.h);
+    if (!row) return null;
+    if (row.kind === 'process' || mx < GUTTER) return { row };
+    const entries = f.plan.get(f.groupOf.get(row.track.id)) || [];
+    const t = f.axis.tOf(mx);
+    const slop = 3 * f.axis.span() / f.axis.plotWidth();
+    if (row.track.kind === 'counter') {
+      let best = null;
+      for (const p of Renderer.counterPoints(entries, row.track.id)) { if (p.ts <= t + slop) best = p; else break; }
+      return best ? { row, counter: best } : { row };
+    }
+    const depth = Math.floor((y - row.y - 2) / LANE);
+    let best = null, bestD = Infinity, inside = false;
+    forEachItem(entries, row.track.id, (tile, i) => {
+      if (inside) return;
+      const c = tile.cols;
+      if (Math.min(c.lane[i], row.track.max_depth) !== depth) return;
+      const ts = c.ts[i], dur = c.dur[i];
+      const kind = c.kind[i] & 127;
+      if (kind !== KIND_SLICE) {
+        if (Math.abs(ts - t) <= slop * 1.5) { best = [tile, i]; inside = true; }
+        return;
+      }
+      if (ts <= t && ts + dur >= t) { best = [tile, i]; inside = true; return; }
+      if (ts > t + slop || ts + dur < t - slop) return;
+      const d = Math.abs(ts + dur / 2 - t);
+      if (d < bestD) { bestD = d; best = [tile, i]; }
+    });
+    return best ? { row, item: itemAt(best[0], best[1], row.track.id, f.strings) } : { row };
+  }
+}
