@@ -63,6 +63,7 @@ struct Reference {
   std::vector<std::pair<__int128, int64_t>> curve;  // after each event
   std::vector<State> states;                        // after each event
   size_t peak = 0;                                  // index of the first maximum
+  uint64_t frees_without_alloc = 0, never_freed = 0;
 };
 
 Reference Compute(std::vector<Raw> ev) {
@@ -84,7 +85,11 @@ Reference Compute(std::vector<Raw> ev) {
         live[it->second.back()] = false;
         if (e.bytes < 0) size = allocs[it->second.back()].bytes;
         it->second.pop_back();
+      } else {
+        ++r.frees_without_alloc;
       }
+    } else if (e.op == 2) {
+      ++r.frees_without_alloc;
     }
     in_use = e.has_total ? e.total : in_use + (e.op == 1 ? size : e.op == 2 ? -size : 0);
     r.curve.push_back({e.ts, in_use});
@@ -98,6 +103,7 @@ Reference Compute(std::vector<Raw> ev) {
     if (r.states.empty() || in_use > r.states[r.peak].in_use) r.peak = r.states.size();
     r.states.push_back(std::move(s));
   }
+  r.never_freed = static_cast<uint64_t>(std::count(live.begin(), live.end(), true));
   return r;
 }
 
@@ -370,6 +376,8 @@ class MemoryTest : public ::testing::Test {
         EXPECT_EQ(m["peak"]["in_use"].get_int64().value(), peak.in_use);
         EXPECT_EQ(std::string(simdjson::to_string(m["peak"]["ts_us"])), Us(peak.ts));
         EXPECT_EQ(m["events"].get_uint64().value(), ref.states.size());
+        EXPECT_EQ(m["unpaired"]["frees_without_alloc"].get_uint64().value(), ref.frees_without_alloc);
+        EXPECT_EQ(m["unpaired"]["allocs_never_freed"].get_uint64().value(), ref.never_freed);
         ExpectBreakdown(body, &peak, peak.ts, true);
       }
       // The in-use curve: every sample, in order, at resolution 0.
@@ -516,6 +524,18 @@ TEST_F(MemoryTest, GeneratedTracesMatchBruteForce) {
   EXPECT_EQ(d["ids"].get_array().size(), 3u);
   for (simdjson::dom::element id : d["ids"].get_array()) EXPECT_EQ(std::string(id["host"].get_string().value()), "host1");
   EXPECT_NE(RunCli(cli::MemoryMain, {"memory", t, "--host", "nohost"}), 0);
+  // info reports every memory ID with its unpaired counts.
+  ASSERT_EQ(RunCli(cli::InfoMain, {"info", t, "--json"}, &out), 0);
+  simdjson::dom::parser pi;
+  simdjson::dom::element info = pi.parse(out);
+  uint64_t frees_without_alloc = 0, reported = 0;
+  for (const auto& [k, ref] : refs) frees_without_alloc += ref.frees_without_alloc;
+  for (simdjson::dom::element m : info["memory"].get_array()) {
+    reported += m["unpaired"]["frees_without_alloc"].get_uint64().value();
+  }
+  EXPECT_EQ(info["memory"].get_array().size(), 6u);
+  EXPECT_EQ(reported, frees_without_alloc);
+  EXPECT_GT(reported, 0u);
   StartServer();
   CheckAll(t, "gen", refs);
 }
