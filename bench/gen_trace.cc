@@ -27,6 +27,11 @@
 // --csv PATH additionally writes one CSV row per non-metadata event
 // (ph,pid,tid,ts_ns,dur_ns,cat,name,id,args) for the SQLite baseline.
 // --meta PATH writes a small JSON summary (span, counts, a busy track).
+// --memory-rate P adds Kineto-style "[memory]" instants on a "Memory" thread
+// of each device (Device Type 1, Device Id = global device index): before a
+// top-level XLA op, with probability P, an allocation (addresses reused LIFO
+// like a caching allocator); after it, with probability P, the free of a
+// random live allocation with probability 0.99 P. Totals are included.
 
 #include <zlib.h>
 
@@ -377,11 +382,12 @@ struct Options {
   uint32_t ops_per_step = 1500;  // device ops per device per step
   int64_t base_us = 0;
   int gzip_level = 1;
+  double memory_rate = 0;
   std::string out, csv, meta;
 };
 
 // Thread ids.
-constexpr uint32_t kTidSteps = 1, kTidModules = 2, kTidOps = 3;
+constexpr uint32_t kTidSteps = 1, kTidModules = 2, kTidOps = 3, kTidMemory = 4;
 constexpr uint32_t kTidPython = 1, kTidDataBase = 10, kNumDataThreads = 2;
 constexpr uint32_t kTidLaunchBase = 100, kTidXferBase = 200;
 
@@ -513,6 +519,7 @@ class Generator {
         NameThread(DevPid(h, d), kTidSteps, "Steps", 0);
         NameThread(DevPid(h, d), kTidModules, "XLA Modules", 1);
         NameThread(DevPid(h, d), kTidOps, "XLA Ops", 2);
+        if (o_.memory_rate > 0) NameThread(DevPid(h, d), kTidMemory, "Memory", 3);
       }
     }
   }
@@ -535,6 +542,52 @@ class Generator {
     Scratch a;
     a.S("{\"in_use\":").U(static_cast<uint64_t>(v)).S("}");
     Counter(pid, ts, "HBM", a.View());
+  }
+
+  // A Kineto "[memory]" instant on device `g` (global index): an allocation,
+  // or the free of a random live allocation (nothing when none is live).
+  void MemoryEvent(uint32_t pid, uint32_t g, int64_t ts, bool alloc) {
+    DeviceMemory& m = memory_[g];
+    int64_t bytes;
+    uint64_t addr;
+    if (alloc) {
+      bytes = std::clamp<int64_t>(static_cast<int64_t>(rng_.LogNormal(1 << 20, 1.5)), 512, int64_t(1) << 30);
+      bytes = (bytes + 511) / 512 * 512;
+      if (!m.free_addrs.empty()) {
+        addr = m.free_addrs.back();
+        m.free_addrs.pop_back();
+      } else {
+        addr = m.next_addr;
+        m.next_addr += uint64_t(1) << 30;  // room for the largest size
+      }
+      m.live.push_back({addr, bytes});
+      m.allocated += bytes;
+      m.reserved = std::max(m.reserved, (m.allocated + (2 << 20) - 1) / (2 << 20) * (2 << 20));
+    } else {
+      if (m.live.empty()) return;
+      const size_t k = rng_.Below(m.live.size());
+      addr = m.live[k].first;
+      bytes = -m.live[k].second;
+      m.live[k] = m.live.back();
+      m.live.pop_back();
+      m.free_addrs.push_back(addr);
+      m.allocated += bytes;
+    }
+    Ev e;
+    e.ph = 'i';
+    e.scope = 't';
+    e.pid = pid;
+    e.tid = kTidMemory;
+    e.ts = ts;
+    e.name = "[memory]";
+    e.cat = "cpu_instant_event";
+    Scratch a;
+    a.S("{\"Device Type\":1,\"Device Id\":").U(g).S(",\"Addr\":").U(addr).S(",\"Bytes\":");
+    if (bytes < 0) a.S("-");
+    a.U(static_cast<uint64_t>(bytes < 0 ? -bytes : bytes)).S(",\"Total Allocated\":").U(static_cast<uint64_t>(m.allocated));
+    a.S(",\"Total Reserved\":").U(static_cast<uint64_t>(m.reserved)).S("}");
+    e.args = a.View();
+    w_->Emit(e);
   }
 
   // One XLA op and its nested children, pre-order. Returns events written.
@@ -631,7 +684,12 @@ class Generator {
           flows->push_back({ot, infeed_flow, d, false});
           last_infeed_[d] = ot;
         }
+        if (o_.memory_rate > 0 && rng_.Chance(o_.memory_rate)) MemoryEvent(pid, h * o_.devices + d, ot, true);
         n += OpTree(pid, ot, dur, 1, max_level, infeed_flow);
+        // Frees slightly rarer than allocations: the live set grows slowly.
+        if (o_.memory_rate > 0 && rng_.Chance(o_.memory_rate * 0.99)) {
+          MemoryEvent(pid, h * o_.devices + d, ot + dur, false);
+        }
         if (++top % 48 == 0) HbmCounter(pid, ot + dur, d);
         ot += dur + static_cast<int64_t>(rng_.LogNormal(250, 1.0));
       }
@@ -858,6 +916,13 @@ class Generator {
   uint32_t steps_ = 0;
   std::vector<int64_t> last_infeed_ = std::vector<int64_t>(64, INT64_MIN / 2);
   std::vector<int64_t> hbm_ = std::vector<int64_t>(1024, int64_t(8) << 30);
+  struct DeviceMemory {
+    std::vector<std::pair<uint64_t, int64_t>> live;  // (addr, bytes)
+    std::vector<uint64_t> free_addrs;
+    uint64_t next_addr = uint64_t(0x7f0000000000);
+    int64_t allocated = 0, reserved = 0;
+  };
+  std::vector<DeviceMemory> memory_ = std::vector<DeviceMemory>(1024);
   int64_t host_mem_ = int64_t(16) << 30;
   int64_t host_peak_ = int64_t(16) << 30;
 };
@@ -885,7 +950,9 @@ int main(int argc, char** argv) {
        "zlib level for .gz output")
       ("output,o", po::value<std::string>(&o.out), "output path; .gz suffix = gzip")
       ("csv", po::value<std::string>(&o.csv), "also write a CSV of the events (SQLite baseline)")
-      ("meta", po::value<std::string>(&o.meta), "also write a JSON summary of the trace");
+      ("meta", po::value<std::string>(&o.meta), "also write a JSON summary of the trace")
+      ("memory-rate", po::value<double>(&o.memory_rate)->default_value(0),
+       "probability of a Kineto [memory] allocation before (and a free after) each top-level XLA op");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);

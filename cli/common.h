@@ -46,6 +46,7 @@ int InfoMain(int argc, char** argv);
 int QueryMain(int argc, char** argv);
 int ExportMain(int argc, char** argv);
 int SearchMain(int argc, char** argv);
+int MemoryMain(int argc, char** argv);
 int VerifyMain(int argc, char** argv);
 int BenchQueriesMain(int argc, char** argv);
 int ServeMain(int argc, char** argv);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
+#include "query/memory_json.h"
 #include "format/levels.h"
 #include "format/time.h"
 #include "format/json_text.h"
@@ -42,6 +43,12 @@ std::string InfoJson(const Table& t, uint64_t disk) {
                   ",\"max_depth\":", m.max_depth(), ",\"strings\":", m.num_strings(),
                   ",\"bytes_on_disk\":", disk,
                   ",\"bytes_per_event\":", m.num_events() ? double(disk) / m.num_events() : 0.0);
+  out += ",\"memory\":[";
+  for (int i = 0; i < m.memory().ids_size(); ++i) {
+    if (i) out += ",";
+    AppendMemoryIdJson(t, static_cast<uint32_t>(i), &out);
+  }
+  out += "]";
   if (m.has_search_index()) {
     absl::StrAppend(&out, ",\"search_index\":{\"postings\":", m.search_index().postings(),
                     ",\"chunks\":", m.search_index().chunks(), ",\"bytes\":", m.search_index().bytes(), "}");
@@ -133,6 +140,14 @@ void PrintText(const Table& t, uint64_t disk) {
               << (m.num_events() ? double(si.bytes()) / m.num_events() : 0) << " bytes/event)\n";
   } else {
     std::cout << "  search    no index (written before it existed): search scans the events\n";
+  }
+  for (const proto::MemoryId& id : m.memory().ids()) {
+    std::cout << "  memory    " << (id.host().empty() ? "" : id.host() + " ") << id.name() << " (" << id.source()
+              << "): " << id.events() << " events, peak in use " << id.peak_in_use() << " B at "
+              << AbsoluteMicros(t, id.peak_ts()) << " us; unpaired: " << id.frees_without_alloc()
+              << " frees without allocation, " << id.allocs_never_freed() << " never freed, "
+              << id.allocs_at_live_addr() << " at a live address, " << id.events_without_addr()
+              << " without address\n";
   }
   std::cout << "  phases   ";
   for (const auto& [k, v] : m.phase_counts()) std::cout << " " << k << "=" << v;

@@ -129,7 +129,8 @@ int IngestMain(int argc, char** argv) {
       ("strict", "fail on the first bad event or truncated input instead of skipping it "
                  "(by default bad events are skipped, counted and reported at the end)")
       ("quiet,q", "no progress line")
-      ("timings", "print how long each stage took");
+      ("timings", "print how long each stage took")
+      ("no-memory-profile", "do not derive the memory profile (to measure what it costs)");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
   if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
@@ -145,6 +146,7 @@ int IngestMain(int argc, char** argv) {
   bo.output = output;
   bo.memory_budget = *budget_bytes;
   bo.overwrite = vm.count("force") > 0;
+  bo.memory_profile = vm.count("no-memory-profile") == 0;
   bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
   std::vector<std::string> leftovers;
@@ -187,6 +189,7 @@ int IngestMain(int argc, char** argv) {
                HumanBytes(disk).c_str(), st.events ? double(disk) / st.events : 0.0,
                static_cast<unsigned long long>(st.tiles),
                static_cast<unsigned long long>(st.spill_runs), output.c_str());
+  if (!st.memory_report.empty()) std::fprintf(stderr, "%s", st.memory_report.c_str());
   if (vm.count("timings")) std::fprintf(stderr, "stages: %s\n", progress.StageTimes(read_secs).c_str());
   ReportProblems(builder->meta());
   builder.reset();

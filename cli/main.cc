@@ -22,6 +22,8 @@ commands:
   query    print the window [start, end] at a resolution as Chrome trace JSON
   export   write a table (or a window of it) back as a Chrome trace
   search   print the events whose name contains a text, a page at a time
+  memory   memory profile: memory IDs, peak, allocations live at the peak
+           or at a time
   verify   check every tile, key and count of a table
   bench-queries  time window queries in one process (for bench/run)
   serve    serve tables over HTTP: JSON API and a timeline viewer in the browser
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   if (cmd == "query") return QueryMain(argc - 1, argv + 1);
   if (cmd == "export") return ExportMain(argc - 1, argv + 1);
   if (cmd == "search") return SearchMain(argc - 1, argv + 1);
+  if (cmd == "memory") return MemoryMain(argc - 1, argv + 1);
   if (cmd == "verify") return VerifyMain(argc - 1, argv + 1);
   if (cmd == "bench-queries") return BenchQueriesMain(argc - 1, argv + 1);
   if (cmd == "serve") return ServeMain(argc - 1, argv + 1);

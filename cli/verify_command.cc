@@ -13,6 +13,7 @@
 #include "format/tile_codec.h"
 #include "leveldb/iterator.h"
 #include "store/output_claim.h"
+#include "query/memory.h"
 #include "store/table_format.h"
 
 namespace tracetable::cli {
@@ -65,6 +66,15 @@ class Verifier {
       case kSearchTilesPrefix:
       case kSearchPrefix:
         return CheckSearchIndex(key, value);
+      case kMemorySegmentPrefix: {
+        if (key.size() != 9) return Error(key, "memory segment with a malformed key");
+        const uint32_t id = GetBigEndian32(key.data() + 1), segment = GetBigEndian32(key.data() + 5);
+        if (absl::Status s = CheckMemorySegment(t_, id, segment, value); !s.ok()) {
+          return Error(key, std::string(s.message()));
+        }
+        ++memory_segments_;
+        return;
+      }
       case kStringPrefix:
       case 'M':
       case 'R':
@@ -167,6 +177,11 @@ class Verifier {
 
   void CheckCounts() {
     CheckSearchCounts();
+    uint64_t segments = 0;
+    for (const proto::MemoryId& m : t_.meta().memory().ids()) segments += m.segment_seq_size();
+    if (segments != memory_segments_) {
+      Error("", absl::StrCat(memory_segments_, " memory segments, metadata lists ", segments));
+    }
     uint64_t total = 0;
     for (const proto::Track& tr : t_.resources().tracks()) {
       const uint64_t got = per_track_[tr.id()];
@@ -185,7 +200,7 @@ class Verifier {
   absl::flat_hash_map<uint32_t, uint64_t> per_track_;
   std::string last_run_;
   int64_t last_ts_ = INT64_MIN;
-  uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0;
+  uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0, memory_segments_ = 0;
   uint64_t search_tiles_ = 0, search_chunks_ = 0, search_postings_ = 0, max_rank_ = 0;
 };
 

@@ -46,6 +46,13 @@ std::string SearchChunkKey(uint32_t name, uint32_t rank) {
   return key;
 }
 
+std::string MemorySegmentKey(uint32_t id, uint32_t segment) {
+  std::string key(1, kMemorySegmentPrefix);
+  PutBigEndian32(&key, id);
+  PutBigEndian32(&key, segment);
+  return key;
+}
+
 std::string SearchTilesKey(uint32_t block) {
   std::string key(1, kSearchTilesPrefix);
   PutBigEndian32(&key, block);

@@ -18,6 +18,7 @@ constexpr char kTilePrefix = 'T';
 constexpr char kArgsPrefix = 'A';
 constexpr char kSearchPrefix = 'N';
 constexpr char kSearchTilesPrefix = 'D';
+constexpr char kMemorySegmentPrefix = 'Y';
 
 // A track's tiles come in two sections: events of one duration class, and
 // summaries of one zoom level.
@@ -42,6 +43,9 @@ std::string SearchNamePrefix(uint32_t name);
 // The search index's tile directory: ranks [block << 10, (block + 1) << 10).
 constexpr int kSearchTilesBlockShift = 10;
 std::string SearchTilesKey(uint32_t block);
+// Memory profile (store/memory_profile_builder.h): segment `segment` of
+// memory ID `id` (an index into TableMeta.memory.ids).
+std::string MemorySegmentKey(uint32_t id, uint32_t segment);
 // False if `key` is not a well-formed tile key.
 bool DecodeTileKey(std::string_view key, TileKey* out);
 

@@ -106,7 +106,10 @@ absl::StatusOr<uint64_t> ExportChromeTrace(const Table& t, int64_t start, int64_
   OutputFile out;
   if (absl::Status s = out.Open(path); !s.ok()) return s;
   std::vector<uint32_t> tracks;
-  for (int i = 0; i < t.resources().tracks_size(); ++i) tracks.push_back(i);
+  // Derived tracks come back when the export is ingested again.
+  for (int i = 0; i < t.resources().tracks_size(); ++i) {
+    if (!t.resources().tracks(i).derived()) tracks.push_back(i);
+  }
   std::string head = "{\"displayTimeUnit\":\"ns\",";
   AppendTopLevelFields(t, &head);
   head += "\"traceEvents\":[\n";

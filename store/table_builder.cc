@@ -81,6 +81,7 @@ TableBuilder::~TableBuilder() {
   main_.reset();
   match_.reset();
   search_index_.reset();
+  memory_.reset();
   db_.reset();
   if (!finished_ && !temp_dir_.empty()) {
     std::error_code ec;
@@ -140,6 +141,11 @@ absl::Status TableBuilder::Open() {
   // Postings (8 bytes each) spill beyond this share.
   search_index_ = std::make_unique<SearchIndexWriter>(temp_dir_ + "-spill/search",
                                                       options_.memory_budget / 32);
+  // Memory events are few next to the rest (records of ~100 bytes).
+  if (options_.memory_profile) {
+    memory_ = std::make_unique<MemoryProfileBuilder>(temp_dir_ + "-spill/memory",
+                                                   options_.memory_budget / 32 / sizeof(MemoryRecord));
+  }
   strings_.push_back("");
   string_ids_[""] = 0;
   return absl::OkStatus();
@@ -168,6 +174,7 @@ uint32_t TableBuilder::Intern(std::string_view s) {
   const uint32_t id = static_cast<uint32_t>(strings_.size());
   string_ids_.emplace(std::string(s), id);
   strings_.emplace_back(s);
+  if (memory_) memory_->NoteString(id, s);
   return id;
 }
 
@@ -309,6 +316,14 @@ absl::Status TableBuilder::Add(const Event& e) {
   max_end_ = std::max(max_end_, r.ts + r.dur);
   ++kind_counts_[static_cast<uint8_t>(e.kind)];
   if (current_input_ >= 0) ++input_events_[current_input_];
+  if (memory_ && memory_->IsMemoryEvent(e)) {
+    const uint32_t input = std::max(current_input_, 0);
+    std::string_view host = current_input_ >= 0 ? std::string_view(meta_.inputs(current_input_).host()) : "";
+    const uint32_t process = e.track < static_cast<uint32_t>(resources_.tracks_size())
+                                 ? resources_.tracks(e.track).process()
+                                 : 0;
+    if (absl::Status s = memory_->Observe(e, r.id, process, input, host, this); !s.ok()) return s;
+  }
   return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
 }
 
@@ -479,6 +494,33 @@ absl::Status TableBuilder::MatchBeginEnd() {
   return flush_unmatched();
 }
 
+absl::Status TableBuilder::DeriveMemoryProfile() {
+  if (!memory_) return absl::OkStatus();
+  MemoryProfileBuilder::Output out;
+  out.new_counter_track = [this](uint32_t process, std::string_view counter, std::string_view series) {
+    const uint32_t t = NewTrack(process, proto::Track::COUNTER);
+    resources_.mutable_tracks(t)->set_name(std::string(counter));
+    resources_.mutable_tracks(t)->set_series(std::string(series));
+    resources_.mutable_tracks(t)->set_derived(true);
+    return t;
+  };
+  out.add_counter = [this](uint32_t track, uint32_t name, int64_t ts, double value) {
+    SortRecord r;
+    r.track = track;
+    r.kind = EventKind::kCounter;
+    r.ts = ts;
+    r.id = next_id_++;
+    r.name = name;
+    r.value = value;
+    return main_->Add(r);
+  };
+  out.put = [this](std::string k, std::string v) { return Put(std::move(k), std::move(v)); };
+  absl::Status s = memory_->Finish(options_.memory_budget / 8, this, out, meta_.mutable_memory());
+  memory_.reset();
+  stats_.memory_report = MemoryProfileBuilder::UnpairedSummary(meta_.memory());
+  return s;
+}
+
 absl::Status TableBuilder::WriteTiles() {
   const int64_t span = max_end_ - min_ts_;
   const int num_levels = NumLevelsForSpan(span);
@@ -582,6 +624,8 @@ absl::Status TableBuilder::Finish() {
   Progress("matching begin/end", 0.0);
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
   match_.reset();
+  Progress("deriving the memory profile", 0.0);
+  if (absl::Status s = DeriveMemoryProfile(); !s.ok()) return s;
   stats_.spill_runs = main_->runs();
   Progress("writing tiles", 0.0);
   if (absl::Status s = WriteTiles(); !s.ok()) return s;

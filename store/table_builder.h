@@ -7,7 +7,9 @@
 // all records by (track, ts) and hands each track to a worker thread
 // (store/track_pool.h) that lays out lanes, builds the summary tiles, sorts
 // the track's events by storage level and writes their tiles (indexing their
-// names: store/search_index_writer.h); then it writes the search index, the
+// names: store/search_index_writer.h); memory events also feed the memory
+// profile stage (store/memory_profile_builder.h), whose counter samples join
+// the merge before tiles are written; then it writes the search index, the
 // string table, resources and metadata, and renames the directory into place.
 //
 // Atomicity: everything is written under "<output>.tmp-<pid>"; the final name
@@ -39,6 +41,7 @@
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
 #include "store/external_sorter.h"
+#include "store/memory_profile_builder.h"
 #include "store/output_claim.h"
 #include "store/search_index_writer.h"
 #include "store/sort_record.h"
@@ -61,6 +64,9 @@ struct BuildOptions {
   // When set and true, Add() and Finish() stop with CancelledError soon
   // (a signal handler sets it; nothing else is safe to do there).
   const std::atomic<bool>* stop = nullptr;
+  // Derive the memory profile (store/memory_profile_builder.h). Off only to
+  // measure what it costs (bench/).
+  bool memory_profile = true;
 };
 
 struct BuildStats {
@@ -68,6 +74,8 @@ struct BuildStats {
   uint64_t spill_runs = 0;
   uint64_t tiles = 0;
   uint64_t tile_bytes = 0;
+  // One line per memory ID: allocations, deallocations and unpaired events.
+  std::string memory_report;
 };
 
 class TableBuilder : public EventSink {
@@ -122,6 +130,7 @@ class TableBuilder : public EventSink {
   absl::Status FlushBatch();
   absl::Status Put(std::string key, std::string value);
   absl::Status MatchBeginEnd();
+  absl::Status DeriveMemoryProfile();
   absl::Status WriteTiles();
   absl::Status WriteTables();
   absl::Status MergeArgs(uint64_t into, uint64_t from);
@@ -138,6 +147,7 @@ class TableBuilder : public EventSink {
   std::unique_ptr<ExternalSorter<SortRecord>> main_;
   std::unique_ptr<ExternalSorter<SortRecord>> match_;
   std::unique_ptr<SearchIndexWriter> search_index_;
+  std::unique_ptr<MemoryProfileBuilder> memory_;
   bool finished_ = false;
 
   // Strings.

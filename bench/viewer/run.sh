@@ -41,7 +41,7 @@ mkdir -p "$DATA" "$ROOT/bench/results"
 tables=()
 for n in ${SIZES//,/ }; do
   t="$DATA/viewer-$n.tracetable"
-  if [[ ! -f "$t/CURRENT" ]]; then
+  if [[ ! -f "$t/TABLEFILES" ]]; then
     echo "[viewer bench] generating and ingesting $n events" >&2
     "$BUILD/bench/tt_gen_trace" --events "$n" --hosts 2 --devices 4 --seed 1 -o "$DATA/viewer-$n.json.gz" >/dev/null
     "$BUILD/cli/tracetable" ingest "$DATA/viewer-$n.json.gz" -o "$t" --force -q
