@@ -10,6 +10,7 @@
 #include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/levels.h"
+#include "format/thread_time_codec.h"
 #include "format/tile_codec.h"
 #include "leveldb/iterator.h"
 #include "store/output_claim.h"
@@ -61,6 +62,15 @@ class Verifier {
           return Error(key, std::string(s.message()));
         }
         args_ += entries.size();
+        return;
+      }
+      case kThreadTimePrefix: {
+        std::vector<ThreadTimeEntry> entries;
+        if (key.size() != 9) return Error(key, "thread time record with a malformed key");
+        if (absl::Status s = DecodeThreadTimeBlock(value, &entries); !s.ok()) {
+          return Error(key, std::string(s.message()));
+        }
+        thread_times_ += entries.size();
         return;
       }
       case kSearchTilesPrefix:
@@ -128,6 +138,7 @@ class Verifier {
     if (tk.section == TileSection::kEvents) {
       per_track_[tk.track] += rows.size();
       rows_ += rows.size();
+      for (const TileRow& r : rows) rows_with_thread_time_ += (r.flags & kFlagHasThreadTime) != 0;
     }
   }
 
@@ -177,6 +188,10 @@ class Verifier {
 
   void CheckCounts() {
     CheckSearchCounts();
+    if (thread_times_ != rows_with_thread_time_) {
+      Error("", absl::StrCat(thread_times_, " thread time entries, ", rows_with_thread_time_,
+                             " events whose row says they have one"));
+    }
     uint64_t segments = 0;
     for (const proto::MemoryId& m : t_.meta().memory().ids()) segments += m.segment_seq_size();
     if (segments != memory_segments_) {
@@ -201,6 +216,7 @@ class Verifier {
   std::string last_run_;
   int64_t last_ts_ = INT64_MIN;
   uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0, memory_segments_ = 0;
+  uint64_t thread_times_ = 0, rows_with_thread_time_ = 0;
   uint64_t search_tiles_ = 0, search_chunks_ = 0, search_postings_ = 0, max_rank_ = 0;
 };
 

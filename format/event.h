@@ -46,7 +46,13 @@ enum EventFlag : uint32_t {
   kFlagFromBeginEnd = 1u << 4,  // the slice came from a B/E pair
   kFlagAsync = 1u << 5,         // the slice came from a b/e pair
   kFlagHasArgs = 1u << 6,       // an args record exists under the event's id
+  // A thread time record exists under the event's id. Between a reader and
+  // the builder, on B/E records: the event carries a tts (Event::tts).
+  kFlagHasThreadTime = 1u << 7,
 };
+
+// Bits of Event::thread_time: which of tts / tdur the input gave.
+enum ThreadTimeBit : uint8_t { kHasTts = 1, kHasTdur = 2 };
 
 struct Event {
   EventKind kind = EventKind::kSlice;
@@ -63,6 +69,13 @@ struct Event {
   uint32_t flow_out = 0;
   uint32_t flow_in = 0;
   double value = 0;  // counters
+  // Thread time (Chrome JSON "tts"/"tdur"), ps, as the input gives it: the
+  // thread's own clock, not relative to the origin. Valid per thread_time's
+  // bits; X and instants keep both, B/E give tts to the builder, which
+  // makes tdur from the pair.
+  int64_t tts = 0;
+  int64_t tdur = 0;
+  uint8_t thread_time = 0;
   // Raw JSON object text of the event's arguments, or empty. The sink copies
   // it; it is stored apart from timing, keyed by the event's id.
   std::string_view args_json;

@@ -34,6 +34,12 @@ std::string ArgsBlockKey(uint64_t block) {
   return key;
 }
 
+std::string ThreadTimeBlockKey(uint64_t block) {
+  std::string key(1, kThreadTimePrefix);
+  PutBigEndian64(&key, block);
+  return key;
+}
+
 std::string SearchNamePrefix(uint32_t name) {
   std::string key(1, kSearchPrefix);
   PutBigEndian32(&key, name);

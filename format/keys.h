@@ -19,6 +19,7 @@ constexpr char kArgsPrefix = 'A';
 constexpr char kSearchPrefix = 'N';
 constexpr char kSearchTilesPrefix = 'D';
 constexpr char kMemorySegmentPrefix = 'Y';
+constexpr char kThreadTimePrefix = 'H';
 
 // A track's tiles come in two sections: events of one duration class, and
 // summaries of one zoom level.
@@ -34,6 +35,8 @@ struct TileKey {
 std::string StringChunkKey(uint32_t chunk);
 constexpr int kArgsBlockShift = 8;  // 256 event ids per args record
 std::string ArgsBlockKey(uint64_t block);
+// Thread times of the same 256 ids as ArgsBlockKey(block).
+std::string ThreadTimeBlockKey(uint64_t block);
 std::string EncodeTileKey(const TileKey& key);
 // Search index (store/search_index_writer.h): a chunk of name `name`'s
 // postings whose own entries begin at tile rank `rank`, and the 5-byte prefix

@@ -103,6 +103,20 @@ void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, s
   }
 }
 
+absl::Status AppendThreadTime(const Table& t, uint64_t id, std::string* out) {
+  absl::StatusOr<ThreadTimeEntry> tt = t.ThreadTime(id);
+  if (!tt.ok()) return tt.status();
+  if (tt->tts) {
+    out->append(",\"tts\":");
+    AppendMicros(out, *tt->tts);
+  }
+  if (tt->tdur) {
+    out->append(",\"tdur\":");
+    AppendMicros(out, *tt->tdur);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AppendItemJson(const Table& t, const WindowItem& item, bool include_args, std::string* out) {
   const TileRow& r = item.row;
   const proto::Track& tr = t.resources().tracks(item.track);
@@ -159,6 +173,14 @@ absl::Status AppendItemJson(const Table& t, const WindowItem& item, bool include
   }
   if (r.kind == EventKind::kInstant) {
     out->append((r.flags & kFlagScopeGlobal) ? ",\"s\":\"g\"" : (r.flags & kFlagScopeProcess) ? ",\"s\":\"p\"" : ",\"s\":\"t\"");
+  }
+  if (r.flags & kFlagHasThreadTime) {
+    if (absl::Status s = AppendThreadTime(t, r.id, out); !s.ok()) {
+      if (!absl::IsNotFound(s)) return s;
+      // The row says it has thread time: not finding it is damage.
+      return absl::DataLossError(absl::StrCat("corrupt table ", t.path(), ": ", s.message(),
+                                              " though its row says it has"));
+    }
   }
   if (r.kind >= EventKind::kFlowStart && r.kind <= EventKind::kFlowEnd) {
     out->append(",\"id\":");

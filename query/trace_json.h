@@ -3,7 +3,8 @@
 //   {"traceEvents":[...], "displayTimeUnit":"ns", "tracetable":{...}}
 // Times are absolute microseconds with up to six decimals (picoseconds).
 // Events carry "tt_id" (the key of their arguments), "tt_depth" (their lane)
-// and "tt_args":true when they have arguments; summaries are "X" events of
+// and "tt_args":true when they have arguments, "tts"/"tdur" when they have
+// thread time; summaries are "X" events of
 // category "tracetable.summary" with args.count.
 #ifndef TRACETABLE_QUERY_TRACE_JSON_H_
 #define TRACETABLE_QUERY_TRACE_JSON_H_
@@ -45,6 +46,11 @@ absl::Status AppendItemJson(const Table& table, const WindowItem& item, bool inc
 // Every item, in order (large answers are formatted on several threads).
 absl::Status AppendItemsJson(const Table& table, const std::vector<WindowItem>& items,
                              bool include_args, std::string* out);
+
+// ,"tts":..,"tdur":.. of an event (whichever it has), in microseconds of the
+// thread's clock as the input gave them. NotFound if it has none; DataLoss
+// if the table is damaged.
+absl::Status AppendThreadTime(const Table& table, uint64_t id, std::string* out);
 
 // Absolute microseconds of a relative time.
 std::string AbsoluteMicros(const Table& table, int64_t rel_ps);

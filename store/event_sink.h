@@ -56,6 +56,10 @@ class EventSink {
                                 std::string_view series) = 0;
   // A lane for async (b/n/e) slices of one process, grouped by name.
   virtual uint32_t AsyncTrack(IdToken pid, std::string_view name) = 0;
+  // Instants not of one thread, as Perfetto shows them: those scoped to
+  // pid's process ("s":"p"), or with `global` to the whole input ("s":"g";
+  // pid is ignored).
+  virtual uint32_t InstantTrack(IdToken pid, bool global) = 0;
 
   // Metadata (M events and the like).
   virtual void SetProcessName(IdToken pid, std::string_view name) = 0;

@@ -103,6 +103,11 @@ uint32_t ProducerSink::AsyncTrack(IdToken pid, std::string_view name) {
   return Track(Op::kAsyncTrack, pid, name, {"", true}, "");
 }
 
+uint32_t ProducerSink::InstantTrack(IdToken pid, bool global) {
+  // One global track per input, whatever the pid.
+  return Track(Op::kInstantTrack, global ? IdToken{"", true} : pid, global ? "g" : "p", {"", true}, "");
+}
+
 void ProducerSink::SetProcessName(IdToken pid, std::string_view name) {
   Op& op = Push(Op::kProcessName);
   op.a = std::string(pid.text);
@@ -277,6 +282,9 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Batch& batch) {
         break;
       case Op::kAsyncTrack:
         tr.tracks.push_back(sink->AsyncTrack(pid, op.b));
+        break;
+      case Op::kInstantTrack:
+        tr.tracks.push_back(sink->InstantTrack(pid, op.b == "g"));
         break;
       case Op::kProcessName:
         sink->SetProcessName(pid, op.b);

@@ -38,7 +38,7 @@ namespace pipeline {
 // One recorded sink call.
 struct Op {
   enum Type : uint8_t {
-    kBeginInput, kString, kThreadTrack, kCounterTrack, kAsyncTrack, kProcessName,
+    kBeginInput, kString, kThreadTrack, kCounterTrack, kAsyncTrack, kInstantTrack, kProcessName,
     kProcessSortIndex, kProcessLabel, kThreadName, kThreadSortIndex, kInputField,
     kEvent, kSkipped, kWarn, kOrigin,
   };
@@ -72,6 +72,7 @@ class ProducerSink : public EventSink {
   uint32_t ThreadTrack(IdToken pid, IdToken tid) override;
   uint32_t CounterTrack(IdToken pid, std::string_view counter, std::string_view series) override;
   uint32_t AsyncTrack(IdToken pid, std::string_view name) override;
+  uint32_t InstantTrack(IdToken pid, bool global) override;
   void SetProcessName(IdToken pid, std::string_view name) override;
   void SetProcessSortIndex(IdToken pid, int64_t index) override;
   void AddProcessLabel(IdToken pid, std::string_view label) override;

@@ -10,6 +10,8 @@
 
 namespace tracetable {
 
+// On B/E records waiting to be matched, `dur` holds the event's tts when
+// flags has kFlagHasThreadTime (a begin or end has no duration of its own).
 struct SortRecord {
   uint32_t track = 0;
   EventKind kind = EventKind::kSlice;
@@ -50,6 +52,19 @@ inline bool MatchLess(const SortRecord& a, const SortRecord& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   return a.id < b.id;
 }
+
+// One event's thread time on its way to its ThreadTimeBlock: X and
+// instants add theirs as they come, matched B/E pairs when matched, so they
+// are sorted back into id order.
+struct ThreadTimeRecord {
+  uint64_t id = 0;
+  int64_t tts = 0;
+  int64_t tdur = 0;
+  uint8_t what = 0;  // ThreadTimeBit
+  uint8_t pad[7] = {0, 0, 0, 0, 0, 0, 0};
+};
+static_assert(std::is_trivially_copyable_v<ThreadTimeRecord>);
+inline bool IdLess(const ThreadTimeRecord& a, const ThreadTimeRecord& b) { return a.id < b.id; }
 
 // An event on its way to the event tiles of its storage level (see
 // store/track_writer.h), with the lane it was given.

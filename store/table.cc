@@ -178,4 +178,20 @@ absl::StatusOr<std::string> Table::Args(uint64_t event_id) const {
   return absl::NotFoundError(absl::StrCat("event ", event_id, " has no arguments"));
 }
 
+absl::StatusOr<ThreadTimeEntry> Table::ThreadTime(uint64_t event_id) const {
+  std::string value;
+  const uint64_t block = event_id >> kArgsBlockShift;
+  const uint32_t slot = static_cast<uint32_t>(event_id & ((1u << kArgsBlockShift) - 1));
+  absl::Status s = Get(ThreadTimeBlockKey(block), &value);
+  if (!s.ok() && !absl::IsNotFound(s)) return s;
+  if (s.ok()) {
+    absl::StatusOr<ThreadTimeEntry> e = FindThreadTime(value, slot);
+    if (e.ok()) return e;
+    if (!absl::IsNotFound(e.status())) {
+      return CorruptTable(path_, absl::StrCat("thread time record ", block, ": ", e.status().message()));
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("event ", event_id, " has no thread time"));
+}
+
 }  // namespace tracetable

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "format/keys.h"
+#include "format/thread_time_codec.h"
 #include "format/tile_codec.h"
 #include "format/tracetable.pb.h"
 
@@ -77,6 +78,8 @@ class Table {
 
   // The JSON arguments of an event, or NotFound.
   absl::StatusOr<std::string> Args(uint64_t event_id) const;
+  // The thread time (tts/tdur, ps) of an event, or NotFound.
+  absl::StatusOr<ThreadTimeEntry> ThreadTime(uint64_t event_id) const;
 
   // OK while path() is still the folder this table was opened from; an
   // error once it was removed or replaced (e.g. by `ingest --force`), after

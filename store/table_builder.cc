@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/args_codec.h"
+#include "format/thread_time_codec.h"
 #include "format/time.h"
 #include "format/keys.h"
 #include "format/levels.h"
@@ -80,6 +81,7 @@ TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) 
 TableBuilder::~TableBuilder() {
   main_.reset();
   match_.reset();
+  thread_times_.reset();
   search_index_.reset();
   memory_.reset();
   db_.reset();
@@ -138,6 +140,9 @@ absl::Status TableBuilder::Open() {
                                            records / 4 * 3);
   match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
                                             records / 8);
+  // Few traces have thread time; those that do have it on most events.
+  thread_times_ = std::make_unique<ExternalSorter<ThreadTimeRecord>>(
+      temp_dir_ + "-spill/thread-time", IdLess, options_.memory_budget / 32 / sizeof(ThreadTimeRecord));
   // Postings (8 bytes each) spill beyond this share.
   search_index_ = std::make_unique<SearchIndexWriter>(temp_dir_ + "-spill/search",
                                                       options_.memory_budget / 32);
@@ -246,6 +251,35 @@ uint32_t TableBuilder::AsyncTrack(IdToken pid, std::string_view name) {
   return it->second;
 }
 
+uint32_t TableBuilder::InstantTrack(IdToken pid, bool global) {
+  uint32_t process = 0;
+  if (global) {
+    // The input's global process: no pid of the input can name it.
+    auto [it, inserted] = process_ids_.try_emplace(absl::StrCat(current_input_, "\tglobal"), resources_.processes_size());
+    if (inserted) {
+      proto::Process* p = resources_.add_processes();
+      p->set_id(it->second);
+      p->set_input(std::max(current_input_, 0));
+      p->set_pid_is_number(false);
+      p->set_global(true);
+      p->set_name("Global");
+      // Above every process of the input, as Perfetto shows global tracks.
+      p->set_sort_index(INT32_MIN);
+      p->set_has_sort_index(true);
+      if (current_input_ >= 0) p->set_host(meta_.inputs(current_input_).host());
+    }
+    process = it->second;
+  } else {
+    process = Process(pid);
+  }
+  auto [it, inserted] = track_ids_.try_emplace(absl::StrCat(process, "\tI"), 0);
+  if (inserted) {
+    it->second = NewTrack(process, proto::Track::INSTANTS);
+    resources_.mutable_tracks(it->second)->set_name(global ? "Global instants" : "Process instants");
+  }
+  return it->second;
+}
+
 void TableBuilder::SetProcessName(IdToken pid, std::string_view name) {
   resources_.mutable_processes(Process(pid))->set_name(std::string(name));
 }
@@ -314,6 +348,9 @@ absl::Status TableBuilder::Add(const Event& e) {
   if (e.dur < 0) CountSkipped("negative dur (stored as 0)");
   min_ts_ = std::min(min_ts_, r.ts);
   max_end_ = std::max(max_end_, r.ts + r.dur);
+  if (e.thread_time != 0) {
+    if (absl::Status s = NoteThreadTime(e, &r); !s.ok()) return s;
+  }
   ++kind_counts_[static_cast<uint8_t>(e.kind)];
   if (current_input_ >= 0) ++input_events_[current_input_];
   if (memory_ && memory_->IsMemoryEvent(e)) {
@@ -325,6 +362,59 @@ absl::Status TableBuilder::Add(const Event& e) {
     if (absl::Status s = memory_->Observe(e, r.id, process, input, host, this); !s.ok()) return s;
   }
   return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
+}
+
+absl::Status TableBuilder::NoteThreadTime(const Event& e, SortRecord* r) {
+  switch (e.kind) {
+    case EventKind::kSlice:
+    case EventKind::kInstant: {
+      ThreadTimeRecord t;
+      t.id = r->id;
+      t.tts = e.tts;
+      t.tdur = e.tdur;
+      t.what = e.thread_time & (kHasTts | kHasTdur);
+      r->flags |= kFlagHasThreadTime;
+      return thread_times_->Add(t);
+    }
+    case EventKind::kBegin:
+    case EventKind::kEnd:
+      // The pair's tdur is the difference of its ends' tts.
+      if (e.thread_time & kHasTts) {
+        r->flags |= kFlagHasThreadTime;
+        r->dur = e.tts;
+      }
+      if (e.thread_time & kHasTdur) CountSkipped("tdur on a B/E event (thread time comes from the tts of B and E)");
+      return absl::OkStatus();
+    default:
+      CountSkipped(absl::StrCat("thread time (tts/tdur) on phase '", KindName(e.kind), "' not stored; events kept"));
+      return absl::OkStatus();
+  }
+}
+
+absl::Status TableBuilder::WriteThreadTimes() {
+  uint64_t block = 0;
+  std::vector<ThreadTimeEntry> entries;
+  auto flush = [&]() -> absl::Status {
+    if (entries.empty()) return absl::OkStatus();
+    std::string value = EncodeThreadTimeBlock(entries);
+    entries.clear();
+    return Put(ThreadTimeBlockKey(block), std::move(value));
+  };
+  absl::Status st = thread_times_->Merge(options_.memory_budget / 32, [&](const ThreadTimeRecord& t) -> absl::Status {
+    const uint64_t b = t.id >> kArgsBlockShift;
+    if (b != block) {
+      if (absl::Status s = flush(); !s.ok()) return s;
+      block = b;
+    }
+    ThreadTimeEntry e;
+    e.slot = static_cast<uint32_t>(t.id & ((1u << kArgsBlockShift) - 1));
+    if (t.what & kHasTts) e.tts = t.tts;
+    if (t.what & kHasTdur) e.tdur = t.tdur;
+    entries.push_back(e);
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return flush();
 }
 
 absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
@@ -436,8 +526,29 @@ absl::Status TableBuilder::MatchBeginEnd() {
   uint32_t group = 0;
   const uint64_t total = std::max<size_t>(match_->size(), 1);
   uint64_t done = 0;
+  // A begin's tts (held in its dur) becomes the slice's, and with its end's
+  // tts gives the tdur.
+  auto pair_thread_time = [&](const SortRecord& begin, const SortRecord* end) -> absl::Status {
+    if (!(begin.flags & kFlagHasThreadTime)) {
+      if (end && (end->flags & kFlagHasThreadTime)) CountSkipped("E with tts after a B without (thread time not stored)");
+      return absl::OkStatus();
+    }
+    ThreadTimeRecord t;
+    t.id = begin.id;
+    t.tts = begin.dur;
+    t.what = kHasTts;
+    if (end && (end->flags & kFlagHasThreadTime)) {
+      const __int128 d = static_cast<__int128>(end->dur) - begin.dur;
+      if (d >= INT64_MIN && d <= INT64_MAX) {
+        t.tdur = static_cast<int64_t>(d);
+        t.what |= kHasTdur;
+      }
+    }
+    return thread_times_->Add(t);
+  };
   auto flush_unmatched = [&]() -> absl::Status {
     for (SortRecord& b : stack) {
+      if (absl::Status s = pair_thread_time(b, nullptr); !s.ok()) return s;
       b.kind = EventKind::kSlice;
       b.dur = max_end_ - b.ts;
       b.flags |= kFlagIncomplete | (group_async ? kFlagAsync : kFlagFromBeginEnd);
@@ -479,6 +590,7 @@ absl::Status TableBuilder::MatchBeginEnd() {
     }
     SortRecord slice = stack.back();
     stack.pop_back();
+    if (absl::Status s = pair_thread_time(slice, &r); !s.ok()) return s;
     slice.kind = EventKind::kSlice;
     slice.dur = r.ts - slice.ts;
     if (slice.name == 0) slice.name = r.name;
@@ -624,6 +736,9 @@ absl::Status TableBuilder::Finish() {
   Progress("matching begin/end", 0.0);
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
   match_.reset();
+  Progress("writing thread times", 0.0);
+  if (absl::Status s = WriteThreadTimes(); !s.ok()) return s;
+  thread_times_.reset();
   Progress("deriving the memory profile", 0.0);
   if (absl::Status s = DeriveMemoryProfile(); !s.ok()) return s;
   stats_.spill_runs = main_->runs();

@@ -91,6 +91,7 @@ class TableBuilder : public EventSink {
   uint32_t CounterTrack(IdToken pid, std::string_view counter,
                         std::string_view series) override;
   uint32_t AsyncTrack(IdToken pid, std::string_view name) override;
+  uint32_t InstantTrack(IdToken pid, bool global) override;
   void SetProcessName(IdToken pid, std::string_view name) override;
   void SetProcessSortIndex(IdToken pid, int64_t index) override;
   void AddProcessLabel(IdToken pid, std::string_view label) override;
@@ -130,6 +131,10 @@ class TableBuilder : public EventSink {
   absl::Status FlushBatch();
   absl::Status Put(std::string key, std::string value);
   absl::Status MatchBeginEnd();
+  // Thread time of an event as it is added: X and instants to thread_times_,
+  // B/E into the record (see SortRecord) until they are matched.
+  absl::Status NoteThreadTime(const Event& e, SortRecord* r);
+  absl::Status WriteThreadTimes();
   absl::Status DeriveMemoryProfile();
   absl::Status WriteTiles();
   absl::Status WriteTables();
@@ -146,6 +151,7 @@ class TableBuilder : public EventSink {
   size_t batch_bytes_ = 0;
   std::unique_ptr<ExternalSorter<SortRecord>> main_;
   std::unique_ptr<ExternalSorter<SortRecord>> match_;
+  std::unique_ptr<ExternalSorter<ThreadTimeRecord>> thread_times_;
   std::unique_ptr<SearchIndexWriter> search_index_;
   std::unique_ptr<MemoryProfileBuilder> memory_;
   bool finished_ = false;

@@ -51,6 +51,9 @@ class CountingSink : public EventSink {
   uint32_t AsyncTrack(IdToken pid, std::string_view name) override {
     return Track(std::string(pid.text) + "/a/" + std::string(name));
   }
+  uint32_t InstantTrack(IdToken pid, bool global) override {
+    return Track(global ? std::string("/g") : std::string(pid.text) + "/p");
+  }
   void SetProcessName(IdToken, std::string_view) override {}
   void SetProcessSortIndex(IdToken, int64_t) override {}
   void AddProcessLabel(IdToken, std::string_view) override {}

@@ -3,6 +3,7 @@
 // event_parser.cc.
 #include <cmath>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <utility>
 
@@ -46,9 +47,10 @@ std::optional<double> NumberText(std::string_view t) {
   return v;
 }
 
-// tts/tdur have no column yet: the event is kept, and the loss is counted so
-// that ingest and info say so instead of dropping thread time silently.
-constexpr char kThreadTimeNotStored[] = "thread time (tts/tdur) not stored; events kept";
+// Thread time is stored for X, B/E and instants (what Chrome and Perfetto
+// show it on); elsewhere the event is kept and the loss counted, so that
+// ingest and info say so instead of dropping it silently.
+constexpr char kThreadTimeNotStored[] = "thread time (tts/tdur) on flow, async or counter events not stored; events kept";
 
 bool IsEmptyObject(std::string_view obj) {
   for (char c : obj.substr(1, obj.size() - 2)) {
@@ -93,6 +95,24 @@ absl::StatusOr<int64_t> EventParser::DurationPs(const TimeField& f,
                    Quote(f.text));
   }
   return static_cast<int64_t>(ps);
+}
+
+absl::Status EventParser::ThreadTimes(const RawEvent& ev, Event* e) {
+  for (const auto& [f, key, bit] : {std::tuple{&ev.tts, "tts", kHasTts}, std::tuple{&ev.tdur, "tdur", kHasTdur}}) {
+    if (!f->present) continue;
+    absl::StatusOr<NsPs> t = f->parsed ? f->value : ParseMicrosText(f->text);
+    if (!t.ok()) {
+      return TimeError(f->at, Cat("a number of microseconds for \"", key, "\""), Quote(f->text));
+    }
+    const __int128 ps = static_cast<__int128>(t->ns) * 1000 + t->ps;
+    if (ps > INT64_MAX || ps < INT64_MIN) {
+      sink_->CountSkipped("tts/tdur beyond int64 picoseconds (thread time not stored; events kept)");
+      continue;
+    }
+    (bit == kHasTts ? e->tts : e->tdur) = static_cast<int64_t>(ps);
+    e->thread_time |= bit;
+  }
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------- emitting
@@ -194,9 +214,8 @@ absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
-  absl::Status s = Add(e);
-  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
-  return s;
+  if (absl::Status s = ThreadTimes(ev, &e); !s.ok()) return s;
+  return Add(e);
 }
 
 absl::Status EventParser::EmitSlice(const RawEvent& ev) {
@@ -210,15 +229,8 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
   } else {
     ++x_without_dur_;
   }
-  // tdur/tts (thread time) have no column in the event model; they are
-  // validated (bad text is an error) and counted, but not stored.
-  for (const auto& [f, key] : {std::pair{&ev.tdur, "tdur"}, std::pair{&ev.tts, "tts"}}) {
-    if (f->present && !f->parsed && !ParseMicrosText(f->text).ok()) {
-      return TimeError(f->at, Cat("a number of microseconds for \"", key, "\""),
-                     Quote(f->text));
-    }
-  }
   Event e;
+  if (absl::Status s = ThreadTimes(ev, &e); !s.ok()) return s;
   e.kind = EventKind::kSlice;
   e.track = ThreadTrackFor(ev);
   e.ts = *ts;
@@ -232,9 +244,7 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
-  absl::Status s = Add(e);
-  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
-  return s;
+  return Add(e);
 }
 
 absl::StatusOr<od::object> EventParser::ParseArgs(const RawEvent& ev) {
@@ -298,6 +308,7 @@ absl::Status EventParser::EmitCounters(const RawEvent& ev) {
     if (absl::Status s = Add(e); !s.ok()) return s;
   }
   if (values == 0) sink_->CountSkipped("counter event without numeric args");
+  if (values > 0 && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
   return absl::OkStatus();
 }
 
@@ -373,7 +384,9 @@ absl::Status EventParser::EmitFlow(const RawEvent& ev, EventKind kind) {
   absl::StatusOr<Event> e = ThreadEvent(ev, kind, flags);
   if (!e.ok()) return e.status();
   e->flow_id = sink_->Intern(key_buf_);
-  return Add(*e);
+  absl::Status s = Add(*e);
+  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
+  return s;
 }
 
 absl::Status EventParser::EmitAsync(const RawEvent& ev, EventKind kind,
@@ -398,7 +411,9 @@ absl::Status EventParser::EmitAsync(const RawEvent& ev, EventKind kind,
   e.cat = strings_.Intern(ev.cat);
   e.flow_id = sink_->Intern(key_buf_);
   e.args_json = ArgsJson(ev);
-  return Add(e);
+  absl::Status s = Add(e);
+  if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
+  return s;
 }
 
 void EventParser::Finish() {

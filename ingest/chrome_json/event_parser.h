@@ -141,6 +141,8 @@ class EventParser {
   // Times.
   absl::StatusOr<int64_t> RelativeTime(const TimeField& f, std::string_view key);
   absl::StatusOr<int64_t> DurationPs(const TimeField& f, std::string_view key);
+  // tts/tdur into e->tts/tdur/thread_time (ps, the thread's own clock).
+  absl::Status ThreadTimes(const RawEvent& ev, Event* e);
 
   uint32_t ThreadTrackFor(const RawEvent& ev);
   // The event's id as one string: id, id2.global, or pid-scoped id2.local.

@@ -585,13 +585,14 @@ Reply EventReply(const Table& t, const Params& p) {
     if (!v) Bad("id", "missing");
     if (!absl::SimpleAtoi(Av(*v), &id)) Bad("id", absl::StrCat("not an event id: '", v->substr(0, 64), "'"));
     absl::StatusOr<std::string> args = t.Args(id);
-    if (!args.ok()) {
-      if (absl::IsNotFound(args.status())) {
-        return ErrorReply(404, absl::StrCat("no arguments stored for event ", id), "id");
-      }
-      return ErrorReply(500, Sv(args.status().message()));
+    if (!args.ok() && !absl::IsNotFound(args.status())) return ErrorReply(500, Sv(args.status().message()));
+    std::string thread_time;
+    absl::Status tt = AppendThreadTime(t, id, &thread_time);
+    if (!tt.ok() && !absl::IsNotFound(tt)) return ErrorReply(500, Sv(tt.message()));
+    if (!args.ok() && !tt.ok()) {
+      return ErrorReply(404, absl::StrCat("no arguments nor thread time stored for event ", id), "id");
     }
-    return Json(absl::StrCat("{\"id\":", id, ",\"args\":", *args, "}\n"));
+    return Json(absl::StrCat("{\"id\":", id, ",\"args\":", args.ok() ? *args : "{}", thread_time, "}\n"));
   });
 }
 

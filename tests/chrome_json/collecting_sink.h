@@ -63,6 +63,9 @@ class CollectingSink : public EventSink {
   uint32_t AsyncTrack(IdToken pid, std::string_view name) override {
     return Track("async " + Id(pid) + " " + std::string(name));
   }
+  uint32_t InstantTrack(IdToken pid, bool global) override {
+    return Track(global ? std::string("instants global") : "instants " + Id(pid));
+  }
   void SetProcessName(IdToken pid, std::string_view name) override {
     process_names[Id(pid)] = std::string(name);
   }

@@ -1,5 +1,6 @@
 // Phase mapping, times, ids and top-level layout of the Chrome JSON reader.
 #include <string>
+#include <tuple>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -511,16 +512,45 @@ TEST(ChromeJsonCounters, QuotedValuesAreNumbers) {
 namespace tracetable::testing_sink {
 namespace {
 
-// Thread time has no column yet: the events are kept and the loss counted.
-TEST(ChromeJsonThreadTime, NotStoredButCounted) {
+// Thread time (tts/tdur) reaches the sink exactly, in ps of the thread's own
+// clock (not made relative like ts), on X, B/E and instants; elsewhere the
+// events are kept and the loss counted.
+TEST(ChromeJsonThreadTime, ReadOnXBeginEndAndInstants) {
   CollectingSink sink;
-  ASSERT_TRUE(ReadText(R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"tts":5,"tdur":1},
+  ASSERT_TRUE(ReadText(R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"tts":5.000001,"tdur":"1"},
                            {"ph":"B","name":"b","pid":1,"tid":1,"ts":4,"tts":6},
-                           {"ph":"E","pid":1,"tid":1,"ts":5},
-                           {"ph":"X","name":"c","pid":1,"tid":1,"ts":9,"dur":1}])",
+                           {"ph":"E","pid":1,"tid":1,"ts":5,"tts":6.5},
+                           {"ph":"i","name":"i","pid":1,"tid":1,"ts":6,"tts":7},
+                           {"ph":"X","name":"c","pid":1,"tid":1,"ts":9,"dur":1},
+                           {"ph":"X","name":"d","pid":1,"tid":1,"ts":9,"dur":1,"tdur":0.5},
+                           {"ph":"s","name":"f","id":1,"pid":1,"tid":1,"ts":9,"tts":8},
+                           {"ph":"X","name":"e","pid":1,"tid":1,"ts":9,"dur":1,"tts":1e13}])",
                        &sink).ok());
-  EXPECT_EQ(sink.events.size(), 4u);
-  EXPECT_EQ(sink.skipped["thread time (tts/tdur) not stored; events kept"], 2u);
+  ASSERT_EQ(sink.events.size(), 8u);
+  auto tt = [&](size_t i) {
+    const Event& e = sink.events[i].event;
+    return std::tuple(int{e.thread_time}, e.tts, e.tdur);
+  };
+  EXPECT_EQ(tt(0), std::tuple(kHasTts | kHasTdur, int64_t{5000001}, int64_t{1000000}));
+  EXPECT_EQ(tt(1), std::tuple(int{kHasTts}, int64_t{6000000}, int64_t{0}));
+  EXPECT_EQ(tt(2), std::tuple(int{kHasTts}, int64_t{6500000}, int64_t{0}));
+  EXPECT_EQ(tt(3), std::tuple(int{kHasTts}, int64_t{7000000}, int64_t{0}));
+  EXPECT_EQ(tt(4), std::tuple(0, int64_t{0}, int64_t{0}));
+  EXPECT_EQ(tt(5), std::tuple(int{kHasTdur}, int64_t{0}, int64_t{500000}));
+  EXPECT_EQ(tt(6), std::tuple(0, int64_t{0}, int64_t{0}));
+  EXPECT_EQ(tt(7), std::tuple(0, int64_t{0}, int64_t{0}));
+  EXPECT_EQ(sink.skipped["thread time (tts/tdur) on flow, async or counter events not stored; events kept"], 1u);
+  EXPECT_EQ(sink.skipped["tts/tdur beyond int64 picoseconds (thread time not stored; events kept)"], 1u);
+}
+
+// A tts that is not a number is the event's error, as a bad ts is.
+TEST(ChromeJsonThreadTime, BadTextIsAnError) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([{"ph":"B","name":"b","pid":1,"tid":1,"ts":4,"tts":"6x"},
+                           {"ph":"i","name":"i","pid":1,"tid":1,"ts":6,"tts":7}])", &sink).ok());
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events[0].name, "i");
+  EXPECT_EQ(sink.skipped["event with a bad time value"], 1u);
 }
 
 }  // namespace

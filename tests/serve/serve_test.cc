@@ -46,8 +46,11 @@ std::string HostTrace(int host) {
   for (int i = 0; i < kParents; ++i) {
     const int64_t ts = base + i * 100;
     o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << ts << ",\"dur\":80,\"name\":\"Parent\",\"cat\":\"py\",\"args\":{\"i\":" << i << "}},\n";
-    o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << ts + 10 << ",\"dur\":30,\"name\":\"ChildA\",\"cat\":\"py\"},\n";
-    o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << ts + 45 << ",\"dur\":20,\"name\":\"ChildB\",\"cat\":\"py\",\"args\":{\"host\":" << host << "}},\n";
+    // Thread time on every other ChildA (no args) and every third ChildB.
+    o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << ts + 10 << ",\"dur\":30,\"name\":\"ChildA\",\"cat\":\"py\""
+      << (i % 2 == 0 ? absl::StrCat(",\"tts\":", 2 * (ts + 10), ",\"tdur\":25") : "") << "},\n";
+    o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << ts + 45 << ",\"dur\":20,\"name\":\"ChildB\",\"cat\":\"py\","
+      << (i % 3 == 0 ? "\"tts\":7.5," : "") << "\"args\":{\"host\":" << host << "}},\n";
     if (i % 5 == 0) {
       o << "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":" << ts + 90 << ",\"name\":\"Mark\",\"s\":\"t\"},\n";
       o << "{\"ph\":\"s\",\"pid\":1,\"tid\":1,\"ts\":" << ts + 11 << ",\"name\":\"flow\",\"cat\":\"f\",\"id\":\"" << i << "\"},\n";
@@ -446,31 +449,43 @@ std::vector<WindowItem> AllEvents(const Table& t) {
   return r->items;
 }
 
+// The event answer: arguments ({} when none) and thread time, for events
+// that have either; 404 for the others.
 TEST_F(ServeTest, Event) {
   const Table& t = T("multi");
   simdjson::dom::parser p;
-  int with_args = 0, without = 0;
+  int seen[4] = {0, 0, 0, 0};  // by (has args) + 2 * (has thread time)
   for (const WindowItem& it : AllEvents(t)) {
     if (t.resources().tracks(it.track).kind() == proto::Track::COUNTER) continue;
-    const bool has = it.row.flags & kFlagHasArgs;
-    if ((has && with_args >= 5) || (!has && without >= 5)) continue;
+    const bool has_args = it.row.flags & kFlagHasArgs, has_tt = it.row.flags & kFlagHasThreadTime;
+    int& n = seen[has_args + 2 * has_tt];
+    if (n >= 5) continue;
+    ++n;
     Got g = Fetch(absl::StrCat("/api/tables/multi/event?id=", it.row.id));
-    if (has) {
-      ASSERT_EQ(g.status, 200) << g.body;
-      simdjson::dom::element e = Parse(p, g.body);
-      EXPECT_EQ(uint64_t(e["id"]), it.row.id);
-      absl::StatusOr<std::string> args = t.Args(it.row.id);
-      ASSERT_TRUE(args.ok());
-      EXPECT_EQ(g.body, absl::StrCat("{\"id\":", it.row.id, ",\"args\":", *args, "}\n"));
-      ++with_args;
-    } else {
+    if (!has_args && !has_tt) {
       EXPECT_EQ(g.status, 404) << g.body;
       EXPECT_EQ(Param(g), "id");
-      ++without;
+      continue;
     }
+    ASSERT_EQ(g.status, 200) << g.body;
+    simdjson::dom::element e = Parse(p, g.body);
+    EXPECT_EQ(uint64_t(e["id"]), it.row.id);
+    absl::StatusOr<std::string> args = t.Args(it.row.id);
+    ASSERT_EQ(args.ok(), has_args);
+    // What the trace gave (HostTrace): ChildA tts = 2 ts, tdur 25; ChildB tts 7.5.
+    std::string thread_time;
+    const std::string name(t.String(it.row.name));
+    if (has_tt && name == "ChildA") {
+      int64_t ts = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(Us(t, it.row.ts), &ts));
+      thread_time = absl::StrCat(",\"tts\":", 2 * ts, ",\"tdur\":25");
+    } else if (has_tt) {
+      EXPECT_EQ(name, "ChildB");
+      thread_time = ",\"tts\":7.5";
+    }
+    EXPECT_EQ(g.body, absl::StrCat("{\"id\":", it.row.id, ",\"args\":", has_args ? *args : "{}", thread_time, "}\n"));
   }
-  EXPECT_EQ(with_args, 5);
-  EXPECT_EQ(without, 5);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(seen[k], 5) << k;
 }
 
 // Answers are compared line-sorted, so these tests check content and do not

@@ -61,6 +61,10 @@ uint32_t CollectingSink::AsyncTrack(IdToken pid, std::string_view name) {
   return TrackId(Track{false, Text(pid), absl::StrCat("async:", std::string(name)), "", ""});
 }
 
+uint32_t CollectingSink::InstantTrack(IdToken pid, bool global) {
+  return TrackId(Track{false, global ? std::string() : Text(pid), global ? "instants:global" : "instants", "", ""});
+}
+
 void CollectingSink::SetProcessName(IdToken pid, std::string_view name) {
   process_names[Text(pid)] = std::string(name);
 }

@@ -43,6 +43,7 @@ class CollectingSink : public EventSink {
   uint32_t CounterTrack(IdToken pid, std::string_view counter,
                         std::string_view series) override;
   uint32_t AsyncTrack(IdToken pid, std::string_view name) override;
+  uint32_t InstantTrack(IdToken pid, bool global) override;
   void SetProcessName(IdToken pid, std::string_view name) override;
   void SetProcessSortIndex(IdToken pid, int64_t index) override;
   void AddProcessLabel(IdToken pid, std::string_view label) override;
