@@ -4,25 +4,7 @@
 # and peak memory with a budget far below the input size.
 set -u
 tt=$1 gen=$2 shared=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0 passes=0
-
-ok() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect_fail NAME PATTERN CMD...: non-zero exit and PATTERN on stderr.
-expect_fail() {
-  local name=$1 pattern=$2; shift 2
-  local err
-  if err=$("$@" 2>&1 >/dev/null); then
-    fail "$name: exited 0"
-  elif ! grep -q -- "$pattern" <<<"$err"; then
-    fail "$name: message lacks '$pattern': $err"
-  else
-    ok
-  fi
-}
+source "$(dirname "$0")/test_lib.sh"
 
 no_table_left() {
   if compgen -G "$work/out*" >/dev/null; then fail "$1: left files: $(ls -d "$work"/out*)"; else ok; fi
@@ -148,5 +130,4 @@ else
   echo "note: /usr/bin/time missing, memory check skipped"
 fi
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -8,25 +8,9 @@
 # answer, never a different one.
 set -u
 tt=$1 gen=$2 shared=$3
-work=$(mktemp -d)
+source "$(dirname "$0")/test_lib.sh"
 bg_pids=()
-trap 'for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect_fail NAME PATTERN CMD...: non-zero exit and PATTERN on stderr.
-expect_fail() {
-  local name=$1 pattern=$2; shift 2
-  local err
-  if err=$("$@" 2>&1 >/dev/null); then
-    fail "$name: exited 0"
-  elif ! grep -qF -- "$pattern" <<<"$err"; then
-    fail "$name: message lacks '$pattern': $err"
-  else
-    ok
-  fi
-}
+cleanups+=('for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
 
 # wait_for PATH: until PATH exists (synchronisation with a background process).
 wait_for() {
@@ -237,5 +221,4 @@ for p in ps:
     assert [(t["tid"], t["events"]) for t in p["tracks"]] == [(7, 1)], p
 ' && ok || fail "info over 20k processes"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

@@ -2,7 +2,8 @@
 // overlapping slices with long-tailed durations, zero-length slices, a burst
 // of 1000 events at one time, instants, flows and counters on a few tracks,
 // and the same events come back as the reference's Trace (lanes as the
-// builder lays them out). TempDir is a scratch folder removed at the end.
+// builder lays them out). TempDir is a scratch folder removed at the end;
+// RandomTable builds such a trace into a real table and opens it.
 #ifndef TRACETABLE_TESTS_QUERY_RANDOM_TRACE_H_
 #define TRACETABLE_TESTS_QUERY_RANDOM_TRACE_H_
 
@@ -18,6 +19,7 @@
 
 #include "format/lane_layout.h"
 #include "gtest/gtest.h"
+#include "store/table.h"
 #include "store/table_builder.h"
 #include "tests/query/window_reference.h"
 
@@ -115,6 +117,32 @@ inline Trace MakeTrace(uint32_t seed, TableBuilder* b) {
   }
   return tr;
 }
+
+// MakeTrace(seed) written to a table in its own TempDir and opened; Build()
+// reports failures through gtest (check HasFatalFailure() or the result).
+struct RandomTable {
+  TempDir dir;
+  Trace trace;
+  std::unique_ptr<Table> table;
+
+  bool Build(uint32_t seed, uint64_t memory_budget = 1ull << 30) {
+    BuildOptions opts;
+    opts.output = dir.Sub("t.tracetable");
+    opts.memory_budget = memory_budget;
+    auto builder = TableBuilder::Create(opts);
+    EXPECT_TRUE(builder.ok()) << builder.status();
+    if (!builder.ok()) return false;
+    trace = MakeTrace(seed, builder->get());
+    absl::Status finished = (*builder)->Finish();
+    EXPECT_TRUE(finished.ok()) << finished;
+    if (!finished.ok()) return false;
+    auto opened = Table::Open(opts.output);
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    if (!opened.ok()) return false;
+    table = std::move(*opened);
+    return true;
+  }
+};
 
 }  // namespace tracetable::testing
 

@@ -24,16 +24,10 @@ struct Ref {
 TEST(RangeStats, RandomTracesMatchBruteForce) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
-    TempDir dir;
-    BuildOptions opts;
-    opts.output = dir.Sub("t.tracetable");
-    auto builder = TableBuilder::Create(opts);
-    ASSERT_TRUE(builder.ok()) << builder.status();
-    Trace tr = MakeTrace(seed, builder->get());
-    ASSERT_TRUE((*builder)->Finish().ok());
-    auto table = Table::Open(opts.output);
-    ASSERT_TRUE(table.ok()) << table.status();
-    const Table& t = **table;
+    RandomTable random;
+    ASSERT_TRUE(random.Build(seed));
+    const Trace& tr = random.trace;
+    const Table& t = *random.table;
     std::mt19937_64 rng(seed * 31);
     const int64_t lo = t.meta().min_ts(), hi = t.meta().max_end();
     for (int w = 0; w < 8; ++w) {

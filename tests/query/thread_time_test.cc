@@ -120,7 +120,9 @@ TEST_F(ThreadTimeTest, StoredForXInstantsAndBeginEndPairs) {
   EXPECT_EQ(t->meta().skipped_counts().at("E with tts after a B without (thread time not stored)"), 1u);
   // The B's and E's arguments are still merged.
   for (const WindowItem& i : Everything(*t)) {
-    if (t->String(i.row.name) == "inner") EXPECT_EQ(*t->Args(i.row.id), R"({"b":1,"e":1})");
+    if (t->String(i.row.name) == "inner") {
+      EXPECT_EQ(*t->Args(i.row.id), R"({"b":1,"e":1})");
+    }
   }
 }
 
@@ -191,7 +193,9 @@ TEST_F(ThreadTimeTest, EventsWithoutThreadTimeCostNothing) {
       }
       ASSERT_EQ(ra.size(), rb.size());
       for (size_t k = 0; k < ra.size(); ++k) EXPECT_EQ(Fields(ra[k]), Fields(rb[k])) << k;
-      if (!flagged) EXPECT_EQ(a->value().ToString(), b->value().ToString()) << "tile bytes";
+      if (!flagged) {
+        EXPECT_EQ(a->value().ToString(), b->value().ToString()) << "tile bytes";
+      }
     } else if (key != kMetaKey) {
       EXPECT_EQ(a->value().ToString(), b->value().ToString()) << "key " << key[0];
     }

@@ -19,16 +19,9 @@ using namespace tracetable::testing;
 TEST(Tiles, RandomTracesMatchTheReference) {
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(seed);
-    TempDir dir;
-    BuildOptions opts;
-    opts.output = dir.Sub("t.tracetable");
-    auto builder = TableBuilder::Create(opts);
-    ASSERT_TRUE(builder.ok()) << builder.status();
-    Trace tr = MakeTrace(seed, builder->get());
-    ASSERT_TRUE((*builder)->Finish().ok());
-    auto table = Table::Open(opts.output);
-    ASSERT_TRUE(table.ok()) << table.status();
-    CheckTilesAgainst(**table, tr, seed, 60);
+    RandomTable random;
+    ASSERT_TRUE(random.Build(seed));
+    CheckTilesAgainst(*random.table, random.trace, seed, 60);
   }
 }
 

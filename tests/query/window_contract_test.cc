@@ -24,20 +24,10 @@ namespace {
 using namespace tracetable::testing;
 
 void CheckWindows(uint32_t seed, uint64_t budget) {
-  TempDir dir;
-  BuildOptions opts;
-  opts.output = dir.Sub("t.tracetable");
-  opts.memory_budget = budget;
-  auto builder = TableBuilder::Create(opts);
-  ASSERT_TRUE(builder.ok()) << builder.status();
-  Trace tr = MakeTrace(seed, builder->get());
-  ASSERT_TRUE((*builder)->Finish().ok());
-  auto table = Table::Open(opts.output);
-  ASSERT_TRUE(table.ok()) << table.status();
-  const Table& t = **table;
-  ASSERT_EQ(t.meta().num_events(), tr.events.size());
-
-  CheckWindowsAgainst(t, tr, seed, 40);
+  RandomTable random;
+  ASSERT_TRUE(random.Build(seed, budget));
+  ASSERT_EQ(random.table->meta().num_events(), random.trace.events.size());
+  CheckWindowsAgainst(*random.table, random.trace, seed, 40);
 }
 
 TEST(WindowContract, RandomTraces) {
@@ -56,27 +46,21 @@ TEST(WindowContract, TinyMemoryBudgetSpills) {
 }
 
 TEST(WindowContract, LimitTruncatesAndSaysSo) {
-  TempDir dir;
-  BuildOptions opts;
-  opts.output = dir.Sub("t.tracetable");
-  auto builder = TableBuilder::Create(opts);
-  ASSERT_TRUE(builder.ok());
-  Trace tr = MakeTrace(5, builder->get());
-  ASSERT_TRUE((*builder)->Finish().ok());
-  auto table = Table::Open(opts.output);
-  ASSERT_TRUE(table.ok());
+  RandomTable random;
+  ASSERT_TRUE(random.Build(5));
+  const Table& table = *random.table;
   WindowRequest req;
-  req.start = (*table)->meta().min_ts();
-  req.end = (*table)->meta().max_end();
+  req.start = table.meta().min_ts();
+  req.end = table.meta().max_end();
   req.limit = 10;
-  auto res = QueryWindow(**table, req);
+  auto res = QueryWindow(table, req);
   ASSERT_TRUE(res.ok());
   EXPECT_TRUE(res->truncated);
   EXPECT_EQ(res->items.size(), 10u);
   req.limit = 0;
-  auto all = QueryWindow(**table, req);
+  auto all = QueryWindow(table, req);
   EXPECT_FALSE(all->truncated);
-  EXPECT_EQ(all->items.size(), tr.events.size());
+  EXPECT_EQ(all->items.size(), random.trace.events.size());
 }
 
 }  // namespace
