@@ -163,6 +163,7 @@ export class MemoryPanel {
     this.timeline = null;
     this.asked = null;
     this.debug.selected = m ? { index: m.index, id: m.id, host: m.host } : null;
+    this.debug.breakdown = null;
     this.renderTab();
     if (m && m.events) this.loadBreakdown();
     this.app.scheduleHash();

@@ -48,6 +48,9 @@ async function main() {
     tables[name] = path.join(dir, `${name}.tracetable`);
     execFileSync(tracetable, ['ingest', f, '-o', tables[name], '-q']);
   }
+  // Both in one table: each input is a host.
+  tables.both = path.join(dir, 'both.tracetable');
+  execFileSync(tracetable, ['ingest', traces.kineto, traces.xspace, '-o', tables.both, '-q']);
   const { proc, url } = await startServer(dir);
   let browser;
   const errors = [];
@@ -192,6 +195,30 @@ async function main() {
     check(xsel.ts === xrow.alloc_us && xsel.name === 'MemoryAllocation', `clicking a row selects its MemoryAllocation at ${xsel.ts} µs`);
     await waitFor(page, () => /"shape"/.test((document.getElementById('args') || {}).textContent || ''), null, 'the allocation\'s arguments');
     await page.screenshot({ path: path.join(artifacts, 'memory-6-xspace-row-selected.png') });
+
+    // ---- Two hosts in one table: one set of IDs each, the host filter narrows them ----
+    const bRef = cli([tables.both, '--limit', '1']);
+    const hosts = [...new Set(bRef.ids.map((x) => x.host))];
+    check(hosts.length === 2 && bRef.ids.length === kRef.ids.length + xRef.ids.length, `the table of both traces has two hosts (${hosts.join(', ')})`);
+    await page.goto(url + '#table=both');
+    await waitFor(page, ready, null, 'both: first render');
+    await page.keyboard.press('u');
+    await waitFor(page, () => window.__tt.memory.breakdown && window.__tt.memory.chartReady, null, 'both: memory panel');
+    const bopts = await page.$$eval('#memory-id option', (os) => os.map((o) => o.textContent));
+    const kHost = bRef.ids.find((x) => x.id === 'cuda:1').host;
+    check(bopts.length === bRef.ids.length && bRef.ids.every((x) => bopts.includes(`${x.host} · ${x.id}`)) &&
+      (await mem()).selected.host === kHost && (await mem()).selected.id === 'cuda:1',
+    `every host's IDs are listed with their host, the highest peak chosen: ${bopts.join(', ')}`);
+    const xHost = bRef.ids.find((x) => x.id === 'GPU_6_bfc').host;
+    await page.selectOption('#host', xHost);
+    await waitFor(page, () => window.__tt.memory.selected.id === 'GPU_6_bfc' && window.__tt.memory.breakdown, null, 'host filter');
+    await waitFor(page, drawn, null, 'both: one host drawn');
+    const hopts = await page.$$eval('#memory-id option', (os) => os.map((o) => o.textContent));
+    const hRef = cli([tables.both, '--host', xHost, '--id', 'GPU_6_bfc', '--limit', '1']).ids[0];
+    shown = await page.evaluate(() => ({ bytes: Number(document.getElementById('memory-peak-value').dataset.bytes), ts: document.getElementById('memory-peak-value').dataset.ts }));
+    check(hopts.length === xRef.ids.length && hopts.every((o) => o.startsWith(xHost + ' · ')) && shown.bytes === hRef.peak.in_use && shown.ts === hRef.peak.ts_us,
+      `the host filter leaves that host's IDs and picks GPU_6_bfc, peak ${shown.bytes} B at ${shown.ts} µs as the CLI's --host`);
+    await page.screenshot({ path: path.join(artifacts, 'memory-7-two-hosts.png') });
 
     check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
     console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
