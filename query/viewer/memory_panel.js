@@ -61,7 +61,9 @@ export class MemoryPanel {
     this.timer = 0;
   }
 
-  // A new table; `h` is the URL hash (memory, memory_host, memory_at).
+  // A new table; `h` is the URL hash (memory, memory_host, memory_at). A
+  // URL without memory= hides the chart; a switch from the drop-down (no
+  // hash) keeps it, on the new table's IDs.
   reset(h) {
     this.clear();
     $('memory').innerHTML = '<p class="muted">The memory profile: memory in use over time, its peak and the allocations live then.</p>';
@@ -69,8 +71,10 @@ export class MemoryPanel {
       this.wanted = { id: h.memory, host: h.memory_host || '', at: h.memory_at || null };
       this.setShown(true);
       this.app.showTab('memory');
-    } else {
+    } else if (h && Object.keys(h).length) {
       this.setShown(false);
+    } else if (this.shown) {
+      this.ensureIds();
     }
   }
 
@@ -286,12 +290,12 @@ export class MemoryPanel {
       ` + unattributed ${fmtBytes(b.unattributed)} <span class="muted">(allocated before the trace or not shown in it)</span></p>`;
     if (!b.rows.length) return html;
     const dtype = (d) => (this.cur.source === 'xspace' ? tfDataType(d) : d);
-    html += '<table class="stats-table" id="memory-rows"><tr><th class="num">size</th><th>op · shape · type · region</th><th class="num">allocated</th></tr>' +
+    html += '<table class="stats-table" id="memory-rows"><tr><th class="num">size</th><th>op (or address) · shape · type · region</th><th class="num">allocated</th></tr>' +
       b.rows.map((r, i) => {
         const detail = [r.shape, r.data_type && dtype(r.data_type), r.region].filter((x) => x).map(esc).join(' · ');
         return `<tr data-row="${i}" data-event="${r.event_id}" title="${esc(r.addr)}: click to select its allocation event">` +
           `<td class="num">${fmtBytes(r.bytes)}${r.requested !== r.bytes ? `<div class="muted">asked ${fmtBytes(r.requested)}</div>` : ''}</td>` +
-          `<td class="name">${esc(r.op || '—')}${detail ? `<div class="muted">${detail}</div>` : ''}</td>` +
+          `<td class="name">${r.op ? esc(r.op) : `<span class="muted">${esc(r.addr)}</span>`}${detail ? `<div class="muted">${detail}</div>` : ''}</td>` +
           `<td class="num">${esc(fmtDur(axis.relFromText(r.alloc_us) - axis.origin))}</td></tr>`;
       }).join('') + '</table>';
     if (b.truncated) html += `<p class="muted">the ${ROWS} largest of ${b.rows_total.toLocaleString('en-US')}</p>`;
@@ -406,7 +410,7 @@ export class MemoryPanel {
       loading: m && m.events && !this.fits(tl),
     });
     this.debug.chartDraws++;
-    this.debug.chartReady = !!(tl && this.fits(tl));
+    this.debug.chartReady = !!this.ids && (!m || !m.events || (!!tl && this.fits(tl)));
     this.debug.lastChart = { view: [axis.absUs(axis.view[0]), axis.absUs(axis.view[1])], yMax: drawn.yMax, ticks: drawn.ticks,
       loaded: tl ? { start_us: axis.absUs(tl.a), end_us: axis.absUs(tl.b), res: tl.res, samples: tl.series.in_use ? tl.series.in_use.length : 0 } : null };
   }

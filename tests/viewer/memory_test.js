@@ -51,6 +51,11 @@ async function main() {
   // Both in one table: each input is a host.
   tables.both = path.join(dir, 'both.tracetable');
   execFileSync(tracetable, ['ingest', traces.kineto, traces.xspace, '-o', tables.both, '-q']);
+  // And a table without memory events.
+  const plain = path.join(dir, 'plain.json');
+  fs.writeFileSync(plain, JSON.stringify({ traceEvents: [{ ph: 'X', pid: 1, tid: 1, ts: 0, dur: 10, name: 'work' }] }));
+  execFileSync(tracetable, ['ingest', plain, '-o', path.join(dir, 'plain.tracetable'), '-q']);
+  fs.rmSync(plain);
   const { proc, url } = await startServer(dir);
   let browser;
   const errors = [];
@@ -219,6 +224,15 @@ async function main() {
     check(hopts.length === xRef.ids.length && hopts.every((o) => o.startsWith(xHost + ' · ')) && shown.bytes === hRef.peak.in_use && shown.ts === hRef.peak.ts_us,
       `the host filter leaves that host's IDs and picks GPU_6_bfc, peak ${shown.bytes} B at ${shown.ts} µs as the CLI's --host`);
     await page.screenshot({ path: path.join(artifacts, 'memory-7-two-hosts.png') });
+
+    // A switch from the drop-down keeps the chart; a table without memory
+    // events says so.
+    await page.selectOption('#table', 'plain');
+    await waitFor(page, () => window.__tt.S.table.name === 'plain' && window.__tt.memory.ids.length === 0 &&
+      /No memory events/.test(document.getElementById('memory').textContent), null, 'the plain table');
+    await waitFor(page, drawn, null, 'plain drawn');
+    check(await page.evaluate(() => !document.getElementById('memory-strip').hidden && window.__tt.memory.selected === null),
+      'switching to a table without memory events keeps the chart, empty, and the tab says there are none');
 
     check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
     console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
