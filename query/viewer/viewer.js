@@ -644,7 +644,7 @@ $('side-btn').addEventListener('click', () => {
   $('side').hidden = !$('side').hidden;
   $('side-btn').setAttribute('aria-pressed', String($('side').hidden));
 });
-// A link to this view (table, range, host, folded processes).
+// A link to this view (table, range, host, folded processes, memory panel).
 $('link-btn').addEventListener('click', async () => {
   clearTimeout(hashTimer);
   const p = new URLSearchParams({ table: S.table.name, start: axis.absUs(axis.view[0]), end: axis.absUs(axis.view[1]) });
