@@ -159,6 +159,23 @@ async function main() {
     check(m.selected.id === 'cuda:1' && m.breakdown.at === 'time' && m.breakdown.ts_us === atRef.ts_us &&
       await page.evaluate(() => !document.getElementById('memory-strip').hidden),
     'a link with memory= and memory_at= opens the chart, the ID and the breakdown time');
+    loads = m.breakdownLoads;
+    await page.click('#memory-at-peak');
+    await breakdownIn(loads);
+    await waitFor(page, () => !/memory_at=/.test(location.hash), null, 'memory_at gone from the URL');
+    m = await mem();
+    check(m.breakdown.at === 'peak' && m.breakdown.ts_us === cuda.peak.ts_us, '"at the peak" goes back to the breakdown at the peak');
+    // The wheel over the chart zooms the timeline around the cursor.
+    await waitFor(page, drawn, null, 'view from the link');
+    const span0 = await page.evaluate(() => window.__tt.axis.span());
+    const box = await page.locator('#memory-chart').boundingBox();
+    await page.mouse.move(box.x + 220 + (box.width - 220) / 2, box.y + 60);
+    await page.mouse.wheel(0, -400);
+    await waitFor(page, (s) => window.__tt.axis.span() < s * 0.9, span0, 'wheel zoom over the chart');
+    await waitFor(page, drawn, null, 'view after the wheel');
+    m = await mem();
+    check(m.lastChart.view[0] === await page.evaluate(() => window.__tt.axis.absUs(window.__tt.axis.view[0])),
+      `the wheel over the chart zooms the timeline and the chart (span ${span0.toFixed(0)} µs -> ${(await page.evaluate(() => window.__tt.axis.span())).toFixed(0)} µs)`);
     await page.keyboard.press('u');
     check(await page.evaluate(() => document.getElementById('memory-strip').hidden), '"u" again hides the chart');
     await page.keyboard.press('?');
