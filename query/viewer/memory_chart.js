@@ -10,11 +10,11 @@ import { fmtBytes } from './util.js';
 
 export const CHART_H = 150;
 const PAD_TOP = 18, PAD_BOTTOM = 6;
-export const COLORS = { in_use: '#2563eb', reserved: '#ea580c', fragmentation: '#9333ea', peak: '#dc2626', at: '#059669' };
+const COLORS = { in_use: '#2563eb', reserved: '#ea580c', fragmentation: '#9333ea', peak: '#dc2626', at: '#059669' };
 
 // About four ticks from 0 to at least `max` bytes, in 1/2/5 steps of the
 // largest binary unit not above it (so labels read "2 GiB", not "2147483648").
-export function byteTicks(max) {
+function byteTicks(max) {
   const units = [[2 ** 40, 'TiB'], [2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB'], [1, 'B']];
   const top0 = Math.max(1, max);
   const [d, name] = units.find(([u]) => top0 >= u);
