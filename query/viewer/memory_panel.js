@@ -66,6 +66,7 @@ export class MemoryPanel {
   // hash) keeps it, on the new table's IDs.
   reset(h) {
     this.clear();
+    Object.assign(this.debug, { ids: [], selected: null, breakdown: null, chartReady: false });
     $('memory').innerHTML = '<p class="muted">The memory profile: memory in use over time, its peak and the allocations live then.</p>';
     if (h && h.memory) {
       this.wanted = { id: h.memory, host: h.memory_host || '', at: h.memory_at || null };

@@ -187,7 +187,7 @@ async function main() {
     const g6 = xRef.ids.find((x) => x.id === 'GPU_6_bfc');
     check(g6.peak.in_use === 6210111488 && g6.peak.ts_us === '2587153.828', `the CLI's GPU_6_bfc peak is the known one (${g6.peak.in_use} B at ${g6.peak.ts_us} µs)`);
     await page.goto(url + `#table=xspace&memory=GPU_6_bfc&memory_host=${encodeURIComponent(g6.host)}`);
-    await waitFor(page, () => window.__tt.memory && window.__tt.memory.breakdown && window.__tt.memory.selected &&
+    await waitFor(page, () => window.__tt.S.table.name === 'xspace' && window.__tt.memory.breakdown && window.__tt.memory.selected &&
       window.__tt.memory.selected.id === 'GPU_6_bfc' && window.__tt.memory.timelineLoads > 0, null, 'xspace panel');
     await waitFor(page, drawn, null, 'xspace render');
     const xopts = await page.$$eval('#memory-id option', (os) => os.map((o) => o.textContent));
@@ -223,9 +223,10 @@ async function main() {
     const hosts = [...new Set(bRef.ids.map((x) => x.host))];
     check(hosts.length === 2 && bRef.ids.length === kRef.ids.length + xRef.ids.length, `the table of both traces has two hosts (${hosts.join(', ')})`);
     await page.goto(url + '#table=both');
-    await waitFor(page, ready, null, 'both: first render');
+    await waitFor(page, () => window.__tt.S.table.name === 'both' && document.body.dataset.viewState === 'ready', null, 'both: first render');
     await page.keyboard.press('u');
-    await waitFor(page, () => window.__tt.memory.breakdown && window.__tt.memory.chartReady, null, 'both: memory panel');
+    await waitFor(page, (n) => window.__tt.memory.ids.length === n && window.__tt.memory.breakdown && window.__tt.memory.chartReady,
+      bRef.ids.length, 'both: memory panel');
     const bopts = await page.$$eval('#memory-id option', (os) => os.map((o) => o.textContent));
     const kHost = bRef.ids.find((x) => x.id === 'cuda:1').host;
     check(bopts.length === bRef.ids.length && bRef.ids.every((x) => bopts.includes(`${x.host} · ${x.id}`)) &&
