@@ -193,7 +193,9 @@ absl::Status MemoryProfileBuilder::Observe(const Event& e, uint64_t event_id, ui
       return v ? sink->Intern(Text(*v)) : 0;
     };
     r.tf_op = intern("tf_op");
-    r.shape = intern("tensor_shape");
+    // TensorFlow's allocator writes the shape as "shape" (XProf reads it as
+    // its tensor shape); "tensor_shape" is the name XProf's own schema uses.
+    r.shape = get("tensor_shape") ? intern("tensor_shape") : intern("shape");
     r.data_type = intern("data_type");
     r.region = intern("region_type");
   }

@@ -8,7 +8,8 @@
 //    "Total Reserved") and XSpace "MemoryAllocation" / "MemoryDeallocation"
 //    (stats allocator_name, bytes_allocated, bytes_reserved, bytes_available,
 //    fragmentation, requested_bytes, allocation_bytes, addr, tf_op,
-//    region_type, data_type, tensor_shape, step_id: whichever are present).
+//    region_type, data_type, tensor_shape or shape, step_id: whichever are
+//    present).
 //    The events themselves are stored as usual by the table builder; this
 //    stage only derives. A memory event whose args cannot be read is counted
 //    (CountSkipped), never guessed at.

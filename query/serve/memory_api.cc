@@ -85,8 +85,10 @@ Reply MemoryReply(const Table& t, const Params& p) {
   }
   out.append("],\"breakdowns\":[");
   bool first = true;
+  // The viewer's chart follows every zoom and pan: it asks for timelines only.
+  const bool breakdowns = Param(p, "breakdown") != "0";
   for (uint32_t i : *ids) {
-    if (t.meta().memory().ids(static_cast<int>(i)).events() == 0) continue;
+    if (!breakdowns || t.meta().memory().ids(static_cast<int>(i)).events() == 0) continue;
     absl::StatusOr<MemoryBreakdown> b = at ? MemoryBreakdownAt(t, i, *at) : MemoryBreakdownAtPeak(t, i);
     if (!b.ok()) return Fail(b.status());
     if (!first) out.push_back(',');

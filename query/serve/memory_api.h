@@ -2,7 +2,8 @@
 // Parameters: id, host (filters), at_us or peak (breakdown time; peak is the
 // default), limit (breakdown rows, default 100, 0 = all), start_us, end_us,
 // resolution_us (timeline; default the whole table at ~2000 bins),
-// timeline=0 (leave the timeline out). Answers
+// timeline=0 (leave the timeline out), breakdown=0 (leave the breakdowns
+// out). Answers
 // {"ids":[...],"breakdowns":[...],"timelines":[...]}.
 #ifndef TRACETABLE_QUERY_SERVE_MEMORY_API_H_
 #define TRACETABLE_QUERY_SERVE_MEMORY_API_H_

@@ -3,7 +3,7 @@
 // range) and search (/search, landing on each match in turn).
 //
 // `app` is the viewer (viewer.js): {S, axis, tt, requestDraw(), setView(a, b),
-// reveal(item), layout(), tableName()}.
+// reveal(item), layout(), tableName(), memoryOpened()}.
 'use strict';
 
 import { $, color, esc, fmtDur, fmtNum, getText } from './util.js';
@@ -176,9 +176,9 @@ export class Panels {
 
   showTab(name) {
     for (const b of document.querySelectorAll('.tabs button')) b.classList.toggle('active', b.dataset.tab === name);
-    $('details').hidden = name !== 'details';
-    $('stats').hidden = name !== 'stats';
+    for (const el of document.querySelectorAll('#side .tab-body')) el.hidden = el.id !== name;
     if (name === 'stats') { this.stats.key = ''; this.scheduleStats(); }
+    if (name === 'memory') this.app.memoryOpened();
   }
 
   // Stats of the selected range (shift+drag) when there is one, else of the

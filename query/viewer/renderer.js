@@ -310,9 +310,12 @@ export class Renderer {
           ctx.fillRect(x + w - Math.min(w, 6), y, Math.min(w, 6), LANE - 2);
         }
         if (selected) {
+          // A box of a pixel or two (a zero-length allocation event) gets
+          // an outline wide enough to be seen.
+          const ow = Math.max(w, 8), ox = x + w / 2 - ow / 2;
           ctx.strokeStyle = '#111827';
           ctx.lineWidth = 2;
-          ctx.strokeRect(x + 1, y + 1, w - 2, LANE - 4);
+          ctx.strokeRect(ox + 1, y + 1, ow - 2, LANE - 4);
           ctx.lineWidth = 1;
           style = '';
         }
@@ -369,6 +372,12 @@ export class Renderer {
       ctx.moveTo(x, y + 9); ctx.lineTo(x - 3, y + 2); ctx.lineTo(x + 3, y + 2);
       ctx.closePath();
       ctx.fill();
+      if (sel && !summary && sel.id === c.id[i] && sel.track === row.track.id) {
+        ctx.strokeStyle = '#111827';
+        ctx.lineWidth = 2;
+        ctx.strokeRect(x - 5, y, 10, LANE - 4);
+        ctx.lineWidth = 1;
+      }
     }
     return n;
   }

@@ -1,5 +1,5 @@
 // Small helpers shared by the viewer's modules: element lookup, colours,
-// number and duration text, HTML escaping, and fetching text with the API's
+// number, byte and duration text, HTML escaping, and fetching text with the API's
 // JSON errors turned into exceptions.
 'use strict';
 
@@ -67,4 +67,13 @@ export async function getText(url) {
     throw err;
   }
   return text;
+}
+
+// Bytes in binary units (1 KiB = 1024 B), as memory tools show them.
+export function fmtBytes(b) {
+  const a = Math.abs(b);
+  for (const [d, u] of [[2 ** 40, 'TiB'], [2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB']]) {
+    if (a >= d) return `${+(b / d).toPrecision(4)} ${u}`;
+  }
+  return `${b} B`;
 }

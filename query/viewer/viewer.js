@@ -8,6 +8,7 @@
 // complete data).
 'use strict';
 
+import { MemoryPanel } from './memory_panel.js';
 import { Panels } from './panels.js';
 import { COUNTER_H, LANE, PROC_H, Renderer, forEachItem, itemAt } from './renderer.js';
 import { TileCache, tileKey } from './tile_cache.js';
@@ -86,8 +87,14 @@ const app = {
   // The flows of a slice drawn in the last frame, with the far end as an item.
   flowsOf: (id) => renderer.flowsOf(id).map((x) => ({ dir: x.dir, item: itemAt(x.other.tile, x.other.i, x.other.track, S.strings) })),
   tableName: () => S.table.name,
+  select: (it) => panels.select(it),
+  showTab: (name) => panels.showTab(name),
+  scheduleHash: () => scheduleHash(),
+  zoom: (factor, x) => zoom(factor, x),
+  memoryOpened: () => memory.opened(),
 };
 const panels = new Panels(app);
+const memory = new MemoryPanel(app);
 
 function setViewState(state) {
   if (document.body.dataset.viewState !== state) document.body.dataset.viewState = state;
@@ -149,6 +156,7 @@ async function openTable(name, h, known) {
     (t.hosts || []).map((x) => `<option>${esc(x)}</option>`).join('');
   S.host = h && h.host && (t.hosts || []).includes(h.host) ? h.host : '';
   $('host').value = S.host;
+  memory.reset(h);
   if (h && h.start !== undefined && h.end !== undefined) {
     const a = axis.relFromText(h.start), b = axis.relFromText(h.end);
     if (isFinite(a) && isFinite(b) && b > a) axis.view = [a, b];
@@ -414,6 +422,7 @@ function draw() {
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };
   S.frame = frame;
+  memory.draw();
   const pend = loader.inflight;
   statusEl.textContent = missing ? `loading ${missing} tile${missing > 1 ? 's' : ''}… · level ${level}` :
     `level ${level} · ${(2 ** level / 1000).toPrecision(3)} µs bins · ${cache.map.size} tiles cached (${(cache.bytes / 1048576).toFixed(1)} MB)${pend ? ` · ${pend} prefetching` : ''}`;
@@ -536,7 +545,7 @@ axisCanvas.addEventListener('mousemove', (e) => {
 // Navigation keys work whatever has focus, except while typing in a text
 // box: a focused drop-down or button must not swallow them (a <select>
 // would otherwise switch tables on "s").
-const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', '?', '/', 'Escape', 'Enter']);
+const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', 'u', 'U', '?', '/', 'Escape', 'Enter']);
 function typing(el) {
   return el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
     (el.tagName === 'INPUT' && !['button', 'checkbox', 'radio', 'submit'].includes(el.type)));
@@ -564,6 +573,7 @@ window.addEventListener('keydown', (e) => {
       break;
     case 'm': case 'M': toggleMark(); break;
     case 'p': case 'P': if (S.selected) togglePin(S.selected.track); break;
+    case 'u': case 'U': memory.toggle(); break;
     case '/': $('search').focus(); $('search').select(); break;
     case 'Enter': if ($('search').value.trim()) panels.searchStep(e.shiftKey ? -1 : 1); break;
     case 'Escape': if (!$('help').hidden) $('help').hidden = true; else { S.range = null; panels.select(null); } break;
@@ -601,7 +611,7 @@ new ResizeObserver(() => resize()).observe(scroller);
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const o = {};
-  for (const k of ['table', 'start', 'end', 'host', 'collapsed', 'pins']) if (p.has(k)) o[k] = p.get(k);
+  for (const k of ['table', 'start', 'end', 'host', 'collapsed', 'pins', 'memory', 'memory_host', 'memory_at']) if (p.has(k)) o[k] = p.get(k);
   return o;
 }
 let hashTimer = 0;
@@ -613,6 +623,7 @@ function scheduleHash() {
     if (S.host) p.set('host', S.host);
     if (S.collapsed.size) p.set('collapsed', [...S.collapsed].sort((x, y) => x - y).join(','));
     if (S.pins.length) p.set('pins', S.pins.join(','));
+    memory.hashParams(p);
     history.replaceState(null, '', '#' + p.toString());
   }, 200);
 }
@@ -626,20 +637,21 @@ window.addEventListener('hashchange', () => {
 });
 
 $('table').addEventListener('change', (e) => { openTable(e.target.value, {}).catch(showError); });
-$('host').addEventListener('change', (e) => { S.host = e.target.value; layout(); });
+$('host').addEventListener('change', (e) => { S.host = e.target.value; layout(); memory.hostChanged(); });
 $('help-btn').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
 // The side panel folds away (the timeline takes the width: ResizeObserver).
 $('side-btn').addEventListener('click', () => {
   $('side').hidden = !$('side').hidden;
   $('side-btn').setAttribute('aria-pressed', String($('side').hidden));
 });
-// A link to this view (table, range, host, folded processes).
+// A link to this view (table, range, host, folded processes, memory panel).
 $('link-btn').addEventListener('click', async () => {
   clearTimeout(hashTimer);
   const p = new URLSearchParams({ table: S.table.name, start: axis.absUs(axis.view[0]), end: axis.absUs(axis.view[1]) });
   if (S.host) p.set('host', S.host);
   if (S.collapsed.size) p.set('collapsed', [...S.collapsed].sort((x, y) => x - y).join(','));
   if (S.pins.length) p.set('pins', S.pins.join(','));
+  memory.hashParams(p);
   history.replaceState(null, '', '#' + p.toString());
   tt.link = location.href;
   try {

@@ -41,7 +41,7 @@ struct Raw {
   int64_t bytes = -1;  // -1: not given
   bool has_total = false;
   int64_t total = 0;
-  std::string tf_op;
+  std::string tf_op, shape, data_type;
 };
 
 struct Live {
@@ -49,7 +49,7 @@ struct Live {
   uint64_t addr;
   __int128 ts;
   size_t order;
-  std::string tf_op;
+  std::string tf_op, shape, data_type;
 };
 
 struct State {
@@ -76,7 +76,7 @@ Reference Compute(std::vector<Raw> ev) {
   for (const Raw& e : ev) {
     int64_t size = e.bytes < 0 ? 0 : e.bytes;
     if (e.op == 1) {
-      allocs.push_back({size, e.addr, e.ts, allocs.size(), e.tf_op});
+      allocs.push_back({size, e.addr, e.ts, allocs.size(), e.tf_op, e.shape, e.data_type});
       live.push_back(true);
       if (e.has_addr) open[e.addr].push_back(allocs.size() - 1);
     } else if (e.op == 2 && e.has_addr) {
@@ -214,6 +214,9 @@ std::vector<Raw> XSpaceEvents(const std::string& path, const std::string& host) 
           r.total = heap + stack;
         }
         r.tf_op = text("tf_op");
+        // TensorFlow's allocator names the shape stat "shape".
+        r.shape = stats.count("tensor_shape") ? text("tensor_shape") : text("shape");
+        if (num("data_type", &v)) r.data_type = absl::StrCat(v);
         out.push_back(r);
       }
     }
@@ -336,6 +339,8 @@ class MemoryTest : public ::testing::Test {
       EXPECT_EQ(std::string(row["addr"].get_string().value()), absl::StrCat("0x", absl::Hex(l.addr))) << "row " << i;
       EXPECT_EQ(std::string(simdjson::to_string(row["alloc_us"])), Us(l.ts)) << "row " << i;
       EXPECT_EQ(std::string(row["op"].get_string().value()), l.tf_op);
+      EXPECT_EQ(std::string(row["shape"].get_string().value()), l.shape) << "row " << i;
+      EXPECT_EQ(std::string(row["data_type"].get_string().value()), l.data_type) << "row " << i;
       sum += l.bytes;
     }
     EXPECT_EQ(b["live_bytes"].get_int64().value(), sum);
@@ -430,7 +435,11 @@ TEST_F(MemoryTest, RealKinetoAndXSpaceTracesMatchBruteForce) {
   const std::string k = Ingest({kineto}, "kineto");
   const std::string x = Ingest({xspace}, "xspace");
   auto kref = References(KinetoEvents(ReadFile(kineto), ""));
-  auto xref = References(XSpaceEvents(xspace, "34.83.195.179:6003"));
+  const std::vector<Raw> xevents = XSpaceEvents(xspace, "34.83.195.179:6003");
+  // The breakdowns' shapes and data types are compared below: the trace has them.
+  EXPECT_TRUE(std::any_of(xevents.begin(), xevents.end(), [](const Raw& r) { return !r.shape.empty(); }));
+  EXPECT_TRUE(std::any_of(xevents.begin(), xevents.end(), [](const Raw& r) { return !r.data_type.empty(); }));
+  auto xref = References(xevents);
   ASSERT_EQ(kref.size(), 2u);  // cuda:1 and cpu
   ASSERT_GE(xref.size(), 2u);
   CheckAll(k, "kineto", kref);
@@ -560,6 +569,31 @@ TEST_F(MemoryTest, DamagedSegmentIsAnError) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 500) << r->body;
   EXPECT_NE(r->body.find("does not parse"), std::string::npos) << r->body;
+}
+
+// breakdown=0 leaves the breakdowns out and keeps the timelines (the
+// viewer's chart asks for them on every zoom); without it both come.
+TEST_F(MemoryTest, HttpBreakdownOff) {
+  const std::string path = (dir_ / "one.json").string();
+  std::ofstream(path) << "{\"traceEvents\":[{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":5,\"name\":\"[memory]\","
+                         "\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":16,\"Bytes\":64}},"
+                         "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":9,\"name\":\"[memory]\","
+                         "\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":16,\"Bytes\":-64}}]}\n";
+  Ingest({path}, "one");
+  StartServer();
+  httplib::Client c("127.0.0.1", port_);
+  auto sizes = [&](const char* query) {
+    auto r = c.Get(absl::StrCat("/api/tables/one/memory?", query).c_str());
+    EXPECT_TRUE(r && r->status == 200) << query;
+    simdjson::dom::parser p;
+    simdjson::dom::element d = p.parse(r ? r->body : std::string("{}"));
+    EXPECT_EQ(d["ids"].get_array().size(), 1u) << query;
+    return std::pair{d["breakdowns"].get_array().size(), d["timelines"].get_array().size()};
+  };
+  EXPECT_EQ(sizes("id=cuda:0"), (std::pair<size_t, size_t>{1, 1}));
+  EXPECT_EQ(sizes("id=cuda:0&breakdown=0"), (std::pair<size_t, size_t>{0, 1}));
+  EXPECT_EQ(sizes("id=cuda:0&breakdown=0&at_us=6"), (std::pair<size_t, size_t>{0, 1}));
+  EXPECT_EQ(sizes("id=cuda:0&breakdown=1&timeline=0"), (std::pair<size_t, size_t>{1, 0}));
 }
 
 // --no-memory-profile (for benchmarks) stores the events and derives nothing.
