@@ -40,7 +40,7 @@ void AppendEnd(const Table& t, const FlowEnd& e, std::string* out) {
   out->append(",\"cat\":");
   AppendJsonString(out, t.String(s.cat));
   absl::StrAppend(out, ",\"ts\":", AbsoluteMicros(t, s.ts), ",\"dur\":", FormatMicros(s.dur),
-                  ",\"depth\":", s.lane, ",\"at\":", AbsoluteMicros(t, e.at),
+                  ",\"depth\":", s.lane, ",\"flags\":", s.flags, ",\"at\":", AbsoluteMicros(t, e.at),
                   // Picoseconds from the table's start, as tiles count them.
                   ",\"ts_ps\":", s.ts - t.meta().min_ts(), ",\"at_ps\":", e.at - t.meta().min_ts(),
                   ",\"dir\":\"", e.in && e.out ? "step" : e.out ? "out" : "in", "\"");

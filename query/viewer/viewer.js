@@ -8,6 +8,7 @@
 // complete data).
 'use strict';
 
+import { FarEnds } from './flows.js';
 import { Panels } from './panels.js';
 import { COUNTER_H, LANE, PROC_H, Renderer, forEachItem, itemAt } from './renderer.js';
 import { TileCache, tileKey } from './tile_cache.js';
@@ -73,6 +74,7 @@ const actx = axisCanvas.getContext('2d');
 const renderer = new Renderer(canvas);
 const cache = new TileCache(CACHE_BYTES);
 const loader = new TileLoader(onTile, onTileError);
+const farEnds = new FarEnds(() => requestDraw());
 
 const stringsByTable = new Map();  // table name -> (string id -> text)
 
@@ -83,8 +85,10 @@ const app = {
   reveal: (it) => reveal(it),
   layout: () => layout(),
   highlight: (q) => { S.highlight = q.toLowerCase(); requestDraw(); },
-  // The flows of a slice drawn in the last frame, with the far end as an item.
-  flowsOf: (id) => renderer.flowsOf(id).map((x) => ({ dir: x.dir, item: itemAt(x.other.tile, x.other.i, x.other.track, S.strings) })),
+  // The flows of a slice in the last frame, with the far end as an item
+  // (from the tiles, or from the server when it lies outside them).
+  flowsOf: (id) => renderer.flowsOf(id).map((x) => ({ dir: x.dir,
+    item: x.other.item || itemAt(x.other.tile, x.other.i, x.other.track, S.strings) })),
   tableName: () => S.table.name,
 };
 const panels = new Panels(app);
@@ -405,10 +409,14 @@ function draw() {
   const frame = {
     axis, rows: S.rows, top, W, H, dpr: S.dpr, plan, groupOf: S.groupOf, strings: S.strings,
     selected: S.selected, range: S.range, marks: S.marks, highlight: S.highlight, logTrack: tt.logTrack,
+    farEnds: (key) => farEnds.get(S.table.name, key),
   };
   const t0 = performance.now();
   tt.eventsDrawn = renderer.draw(frame);
   tt.flows = renderer.flowInfo;
+  farEnds.want(S.table.name, axis.origin, renderer.flowWants || []);
+  tt.farEndsFetched = farEnds.fetched;
+  if (S.selected) panels.refreshFlows(S.selected);
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),
