@@ -246,7 +246,7 @@ TEST_F(ServeTest, ViewerAssets) {
   // JavaScript content type.
   httplib::Client c("127.0.0.1", port_);
   for (const char* m : {"/viewer.js", "/util.js", "/time_axis.js", "/tile_cache.js", "/tile_loader.js",
-                        "/tile_worker.js", "/renderer.js", "/panels.js"}) {
+                        "/tile_worker.js", "/renderer.js", "/panels.js", "/flows.js"}) {
     auto r = c.Get(m);
     ASSERT_TRUE(r) << m;
     EXPECT_EQ(r->status, 200) << m;
