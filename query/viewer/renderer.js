@@ -18,6 +18,7 @@ export const COUNTER_H = 44;
 
 const KIND_SLICE = 0, KIND_INSTANT = 1, KIND_COUNTER = 2, KIND_FLOW_START = 3, KIND_FLOW_END = 5;
 const BUNDLE_AT = 60;   // arrows in view from which those between two tracks are bundled
+const BUNDLE_COLUMNS = 8;  // bundles per pair of tracks: one per eighth of the view
 const MAX_LONE = 60;    // lone arrows drawn beside bundles (an even sample)
 const FETCH_LONE = 24;  // flows missing an end fetched when not the selection's (more would be bundled)
 const SUMMARY = 128;
@@ -449,7 +450,8 @@ export class Renderer {
   // flows.js): the far end is drawn on its slice, or the arrow runs to the
   // screen's edge towards it; `this.flowWants` lists the flows still to ask
   // for, the selection's first. From BUNDLE_AT arrows in view, the arrows
-  // between one pair of tracks are drawn as one bundle with their count (no
+  // between one pair of tracks that start in one eighth of the view are
+  // drawn as one bundle with their count (no
   // curtain of lines at coarse zooms), and lone arrows are thinned to
   // MAX_LONE; the selected slice's arrows are always drawn, highlighted.
   // `this.flowInfo` says what was drawn.
@@ -571,7 +573,10 @@ export class Renderer {
     } else {
       const groups = new Map();
       for (const pr of others) {
-        const k = pr[0].track + '>' + pr[1].track;
+        // Per pair of tracks and eighth of the view, so bundles keep where
+        // in time the flows are.
+        const col = Math.floor(BUNDLE_COLUMNS * (clampX(axis.xOf(pr[0].ts)) - x0) / Math.max(1, x1 - x0));
+        const k = pr[0].track + '>' + pr[1].track + '@' + Math.min(col, BUNDLE_COLUMNS - 1);
         let g = groups.get(k);
         if (!g) { g = []; groups.set(k, g); }
         g.push(pr);
@@ -588,7 +593,7 @@ export class Renderer {
       bundles: bundles.map((b) => ({ from: b.from, to: b.to, count: b.count, x0: b.x0, y0: b.y0, x1: b.x1, y1: b.y1 })), arrows: drawn };
   }
 
-  // One bundle: the arrows between one pair of tracks as a single band from
+  // One bundle: arrows between one pair of tracks as a single band from
   // their mean start to their mean end, as wide as their count warrants and
   // labelled with it.
   bundle(f, g, clampX) {
@@ -608,7 +613,7 @@ export class Renderer {
     ctx.beginPath();
     ctx.moveTo(b.x1, b.y1); ctx.lineTo(b.x1 - 8, b.y1 - 4); ctx.lineTo(b.x1 - 8, b.y1 + 4); ctx.closePath();
     ctx.fill();
-    const label = `${n} flows`;
+    const label = String(n);
     ctx.font = '10px system-ui, sans-serif';
     const w = ctx.measureText(label).width + 6, lx = mx - w / 2, ly = (b.y0 + b.y1) / 2 - 7;
     ctx.fillStyle = 'rgba(255,255,255,0.9)';
