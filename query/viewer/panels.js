@@ -163,15 +163,24 @@ export class Panels {
       `<div class="flow">${x.dir === 'in' ? '← from' : '→ to'} <b>${esc(x.item.name)}</b> at ${esc(fmtDur(x.item.ts - axis.origin))} ` +
       `<button type="button" data-flow="${j}">go to</button></div>`).join('');
     $('details').insertBefore(box, $('details').querySelector('h3 + table + h3, h3 + table + p') || null);
-    for (const b of box.querySelectorAll('button')) {
-      b.addEventListener('click', () => {
-        const other = flows[Number(b.dataset.flow)].item;
-        const span = axis.span();
-        if (other.ts < axis.view[0] || other.ts > axis.view[1]) this.app.setView(other.ts - span / 2, other.ts + span / 2);
-        this.app.reveal(other);
-        this.select(other);
-      });
-    }
+    for (const b of box.querySelectorAll('button')) b.addEventListener('click', () => this.goTo(flows[Number(b.dataset.flow)].item));
+  }
+
+  // Shows and selects `other` (a flow's far end), keeping the zoom.
+  goTo(other) {
+    const { axis } = this.app;
+    const span = axis.span();
+    if (other.ts < axis.view[0] || other.ts > axis.view[1]) this.app.setView(other.ts - span / 2, other.ts + span / 2);
+    this.app.reveal(other);
+    this.select(other);
+  }
+
+  // "]" / "[": the selected slice's first outgoing / incoming flow.
+  followFlow(dir) {
+    const { S } = this.app;
+    if (!S.selected || S.selected.summary) return;
+    const x = this.app.flowsOf(S.selected.id).find((f) => f.dir === dir);
+    if (x) this.goTo(x.item);
   }
 
   tooltip(h, e) {

@@ -544,7 +544,7 @@ axisCanvas.addEventListener('mousemove', (e) => {
 // Navigation keys work whatever has focus, except while typing in a text
 // box: a focused drop-down or button must not swallow them (a <select>
 // would otherwise switch tables on "s").
-const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', '?', '/', 'Escape', 'Enter']);
+const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', ']', '[', '?', '/', 'Escape', 'Enter']);
 function typing(el) {
   return el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
     (el.tagName === 'INPUT' && !['button', 'checkbox', 'radio', 'submit'].includes(el.type)));
@@ -572,6 +572,8 @@ window.addEventListener('keydown', (e) => {
       break;
     case 'm': case 'M': toggleMark(); break;
     case 'p': case 'P': if (S.selected) togglePin(S.selected.track); break;
+    case ']': panels.followFlow('out'); break;
+    case '[': panels.followFlow('in'); break;
     case '/': $('search').focus(); $('search').select(); break;
     case 'Enter': if ($('search').value.trim()) panels.searchStep(e.shiftKey ? -1 : 1); break;
     case 'Escape': if (!$('help').hidden) $('help').hidden = true; else { S.range = null; panels.select(null); } break;

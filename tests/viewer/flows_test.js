@@ -5,7 +5,8 @@
 //  - a launch selected in a view far narrower than its flow: the kernel lies
 //    outside the loaded tiles, yet the arrow is drawn (its far end from
 //    GET /flow), listed in the details, and "go to" shows and selects it —
-//    the kernel found by brute force over the trace's JSON;
+//    the kernel found by brute force over the trace's JSON; "[" and "]"
+//    follow the flow back and forth;
 //  - coarser views with many flows draw bundles with counts, not a curtain
 //    of lines;
 //  - details give thread time and thread duration (tts/tdur) of an event that
@@ -124,6 +125,13 @@ async function main() {
     await waitFor(page, () => (window.__tt.flowList || []).some((x) => x.dir === 'in'), null, 'the kernel lists its incoming flow');
     check(true, 'the kernel lists the flow back to the launch');
     await page.screenshot({ path: path.join(artifacts, '31-flow-go-to.png') });
+    await page.keyboard.press('[');
+    // The kernel encloses several flows' ends: "[" takes the first one in.
+    await waitFor(page, () => window.__tt.selected && /cudaLaunchKernel/.test(window.__tt.selected.name) && document.body.dataset.viewState === 'ready', null, '"[" back to a launch');
+    check(true, '"[" follows the kernel\'s first incoming flow back to its launch');
+    await page.keyboard.press(']');
+    await waitFor(page, (name) => window.__tt.selected && window.__tt.selected.name === name, flow.kernel.name, '"]" to the kernel');
+    check(true, '"]" follows the launch\'s outgoing flow to the kernel');
 
     // 2. Coarse views: bundles with counts, never a curtain of lines.
     await page.keyboard.press('Escape');
