@@ -16,12 +16,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "format/keys.h"
 #include "gtest/gtest.h"
 #include "ingest/input.h"
 #include "query/flow_ends.h"
 #include "query/window.h"
 #include "store/table.h"
 #include "store/table_builder.h"
+#include "tests/table_edit.h"
 
 namespace tracetable {
 namespace {
@@ -220,6 +222,43 @@ TEST_P(FlowEndsTest, EqualsBruteForceAndTheGeneratedChains) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowEndsTest, ::testing::Values(1u, 2u, 3u));
+
+// A table written before the index existed cannot answer (rather than
+// answering "no ends"); a damaged index is a corrupt table, not an answer.
+TEST_P(FlowEndsTest, NoIndexAndDamagedIndex) {
+  std::vector<Chain> chains;
+  std::unique_ptr<Table> t = Ingest(RandomTrace(GetParam(), 2, 100, 10, &chains));
+  ASSERT_TRUE(t);
+  const uint32_t flow = *FindStringId(*t, chains[0].id);
+  const std::string path = t->path();
+  t.reset();
+  EditTable(path, [&](std::map<std::string, std::string>* records) {
+    for (auto& [key, value] : *records) {
+      if (key[0] != kFlowPrefix) continue;
+      proto::FlowTiles block;
+      ASSERT_TRUE(block.ParseFromString(value));
+      block.set_track(0, 1u << 30);
+      value = block.SerializeAsString();
+    }
+  });
+  absl::StatusOr<std::unique_ptr<Table>> damaged = Table::Open(path);
+  ASSERT_TRUE(damaged.ok()) << damaged.status();
+  ReadStats stats;
+  absl::StatusOr<std::vector<FlowEnd>> r = FindFlowEnds(**damaged, flow, &stats);
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  damaged->reset();
+  EditTable(path, [&](std::map<std::string, std::string>* records) {
+    for (auto it = records->begin(); it != records->end();) it = it->first[0] == kFlowPrefix ? records->erase(it) : std::next(it);
+    proto::TableMeta meta;
+    ASSERT_TRUE(meta.ParseFromString((*records)[kMetaKey]));
+    meta.clear_flow_index();
+    (*records)[kMetaKey] = meta.SerializeAsString();
+  });
+  absl::StatusOr<std::unique_ptr<Table>> old = Table::Open(path);
+  ASSERT_TRUE(old.ok()) << old.status();
+  r = FindFlowEnds(**old, flow, &stats);
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+}
 
 }  // namespace
 }  // namespace tracetable
