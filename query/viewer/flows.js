@@ -23,6 +23,7 @@ export class FarEnds {
     this.queue = [];
     this.inflight = 0;
     this.fetched = 0;          // answers received (tests)
+    this.noIndex = new Set();  // tables written before the flow index (409): asked once
   }
 
   // The ends of flow `key` of `table`, or undefined while unknown.
@@ -33,6 +34,7 @@ export class FarEnds {
 
   // Asks for the flows `keys` (most wanted first) not asked for yet.
   want(table, origin, keys) {
+    if (this.noIndex.has(table)) return;
     for (const key of keys) {
       const k = table + '\0' + key;
       if (this.answers.has(k)) continue;
@@ -50,8 +52,9 @@ export class FarEnds {
       getText(`/api/tables/${encodeURIComponent(q.table)}/flow?sid=${q.key.slice(1)}`).then((text) => {
         const via = q.key[0] === 'f' ? 'event' : 'bind';
         this.answers.set(q.k, JSON.parse(text).ends.filter((e) => e.via === via).flatMap((e) => endsOf(e, q.origin, q.key)));
-      }).catch(() => {
-        this.answers.set(q.k, []);  // an old table without a flow index: draw what is loaded
+      }).catch((e) => {
+        this.answers.set(q.k, []);  // draw what is loaded
+        if (e.status === 409) this.noIndex.add(q.table);
       }).finally(() => {
         this.inflight--;
         this.fetched++;
