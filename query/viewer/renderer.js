@@ -525,9 +525,13 @@ export class Renderer {
       // An end without its partner here: the rest of the flow is elsewhere.
       const known = f.farEnds ? f.farEnds(key) : undefined;
       if (known) {
-        const have = new Set(l.map((p) => p.id + ':' + p.dir));
+        // Loaded ends by track, time (ns) and direction: a loaded flow event
+        // may be anchored on a shallower slice than the server's when the
+        // deepest one is inside a summary, and is still the same end.
+        const at = (track, ts, dir) => `${track}:${Math.round(ts * 1000)}:${dir}`;
+        const have = new Set(l.map((p) => at(p.track, p.ts, p.dir)));
         for (const e of known) {
-          if (have.has(e.item.id + ':' + e.dir)) continue;
+          if (have.has(at(e.item.track, e.at, e.dir))) continue;
           const row = rowOf.get(e.item.track);
           const y = row ? laneY(row, e.item.depth) : H - 2;  // its process is folded
           l.push({ ts: e.at, y: Math.max(0, Math.min(H, y)), id: e.item.id, track: e.item.track, dir: e.dir, item: e.item, far: true });
