@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "ingest/input.h"
 #include "query/flow_ends.h"
+#include "query/serve/flow_api.h"
 #include "query/window.h"
 #include "store/table.h"
 #include "store/table_builder.h"
@@ -224,7 +225,8 @@ TEST_P(FlowEndsTest, EqualsBruteForceAndTheGeneratedChains) {
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowEndsTest, ::testing::Values(1u, 2u, 3u));
 
 // A table written before the index existed cannot answer (rather than
-// answering "no ends"); a damaged index is a corrupt table, not an answer.
+// answering "no ends": 409 from GET /flow); a damaged index is a corrupt
+// table (500), not an answer.
 TEST_P(FlowEndsTest, NoIndexAndDamagedIndex) {
   std::vector<Chain> chains;
   std::unique_ptr<Table> t = Ingest(RandomTrace(GetParam(), 2, 100, 10, &chains));
@@ -246,6 +248,8 @@ TEST_P(FlowEndsTest, NoIndexAndDamagedIndex) {
   ReadStats stats;
   absl::StatusOr<std::vector<FlowEnd>> r = FindFlowEnds(**damaged, flow, &stats);
   EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  const serve::Params by_sid{{"sid", std::to_string(flow)}};
+  EXPECT_EQ(serve::FlowReply(**damaged, by_sid).status, 500);
   damaged->reset();
   EditTable(path, [&](std::map<std::string, std::string>* records) {
     for (auto it = records->begin(); it != records->end();) it = it->first[0] == kFlowPrefix ? records->erase(it) : std::next(it);
@@ -258,6 +262,8 @@ TEST_P(FlowEndsTest, NoIndexAndDamagedIndex) {
   ASSERT_TRUE(old.ok()) << old.status();
   r = FindFlowEnds(**old, flow, &stats);
   EXPECT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+  serve::Reply reply = serve::FlowReply(**old, by_sid);
+  EXPECT_EQ(reply.status, 409) << reply.body;
 }
 
 }  // namespace
