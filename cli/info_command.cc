@@ -141,6 +141,13 @@ void PrintText(const Table& t, uint64_t disk) {
   } else {
     std::cout << "  search    no index (written before it existed): search scans the events\n";
   }
+  if (m.has_flow_index()) {
+    const proto::FlowIndexInfo& fi = m.flow_index();
+    std::cout << "  flows     index of " << fi.flows() << " flow ids, " << fi.postings() << " (flow, tile) postings, "
+              << HumanBytes(fi.bytes()) << " before compression\n";
+  } else {
+    std::cout << "  flows     no index (written before it existed): far ends of flows cannot be looked up\n";
+  }
   for (const proto::MemoryId& id : m.memory().ids()) {
     std::cout << "  memory    " << (id.host().empty() ? "" : id.host() + " ") << id.name() << " (" << id.source()
               << "): " << id.events() << " events, peak in use " << id.peak_in_use() << " B at "

@@ -14,6 +14,7 @@
 #include "format/tile_codec.h"
 #include "leveldb/iterator.h"
 #include "store/output_claim.h"
+#include "query/flow_ends.h"
 #include "query/memory.h"
 #include "store/table_format.h"
 
@@ -76,6 +77,12 @@ class Verifier {
       case kSearchTilesPrefix:
       case kSearchPrefix:
         return CheckSearchIndex(key, value);
+      case kFlowPrefix: {
+        proto::FlowTiles block;
+        if (key.size() != 5) return Error(key, "flow index record with a malformed key");
+        if (absl::Status s = CheckFlowTiles(t_, value, &block); !s.ok()) return Error(key, std::string(s.message()));
+        return;
+      }
       case kMemorySegmentPrefix: {
         if (key.size() != 9) return Error(key, "memory segment with a malformed key");
         const uint32_t id = GetBigEndian32(key.data() + 1), segment = GetBigEndian32(key.data() + 5);

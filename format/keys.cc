@@ -59,6 +59,12 @@ std::string MemorySegmentKey(uint32_t id, uint32_t segment) {
   return key;
 }
 
+std::string FlowBlockKey(uint32_t block) {
+  std::string key(1, kFlowPrefix);
+  PutBigEndian32(&key, block);
+  return key;
+}
+
 std::string SearchTilesKey(uint32_t block) {
   std::string key(1, kSearchTilesPrefix);
   PutBigEndian32(&key, block);

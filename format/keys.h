@@ -20,6 +20,7 @@ constexpr char kSearchPrefix = 'N';
 constexpr char kSearchTilesPrefix = 'D';
 constexpr char kMemorySegmentPrefix = 'Y';
 constexpr char kThreadTimePrefix = 'H';
+constexpr char kFlowPrefix = 'F';
 
 // A track's tiles come in two sections: events of one duration class, and
 // summaries of one zoom level.
@@ -49,6 +50,10 @@ std::string SearchTilesKey(uint32_t block);
 // Memory profile (store/memory_profile_builder.h): segment `segment` of
 // memory ID `id` (an index into TableMeta.memory.ids).
 std::string MemorySegmentKey(uint32_t id, uint32_t segment);
+// Flow index (store/flow_index_writer.h): the tiles of the flow ids (string
+// ids) [block << 8, (block + 1) << 8).
+constexpr int kFlowBlockShift = 8;
+std::string FlowBlockKey(uint32_t block);
 // False if `key` is not a well-formed tile key.
 bool DecodeTileKey(std::string_view key, TileKey* out);
 

@@ -83,6 +83,7 @@ TableBuilder::~TableBuilder() {
   match_.reset();
   thread_times_.reset();
   search_index_.reset();
+  flow_index_.reset();
   memory_.reset();
   db_.reset();
   if (!finished_ && !temp_dir_.empty()) {
@@ -146,6 +147,8 @@ absl::Status TableBuilder::Open() {
   // Postings (8 bytes each) spill beyond this share.
   search_index_ = std::make_unique<SearchIndexWriter>(temp_dir_ + "-spill/search",
                                                       options_.memory_budget / 32);
+  // Flow postings (24 bytes each) are at most a few per flow.
+  flow_index_ = std::make_unique<FlowIndexWriter>(temp_dir_ + "-spill/flows", options_.memory_budget / 64);
   // Memory events are few next to the rest (records of ~100 bytes).
   if (options_.memory_profile) {
     memory_ = std::make_unique<MemoryProfileBuilder>(temp_dir_ + "-spill/memory",
@@ -647,6 +650,7 @@ absl::Status TableBuilder::WriteTiles() {
   po.db = db_.get();
   po.resources = &resources_;
   po.search_index = search_index_.get();
+  po.flow_index = flow_index_.get();
   if (absl::Status s = FlushBatch(); !s.ok()) return s;
   TrackPool pool(std::move(po));
   const uint64_t total = std::max<size_t>(main_->size(), 1);
@@ -752,6 +756,11 @@ absl::Status TableBuilder::Finish() {
     return s;
   }
   search_index_.reset();
+  Progress("writing the flow index", 0.0);
+  if (absl::Status s = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index()); !s.ok()) {
+    return s;
+  }
+  flow_index_.reset();
   Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
   if (absl::Status s = FlushBatch(); !s.ok()) return s;

@@ -43,6 +43,7 @@
 #include "store/external_sorter.h"
 #include "store/memory_profile_builder.h"
 #include "store/output_claim.h"
+#include "store/flow_index_writer.h"
 #include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
@@ -153,6 +154,7 @@ class TableBuilder : public EventSink {
   std::unique_ptr<ExternalSorter<SortRecord>> match_;
   std::unique_ptr<ExternalSorter<ThreadTimeRecord>> thread_times_;
   std::unique_ptr<SearchIndexWriter> search_index_;
+  std::unique_ptr<FlowIndexWriter> flow_index_;
   std::unique_ptr<MemoryProfileBuilder> memory_;
   bool finished_ = false;
 

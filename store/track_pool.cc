@@ -166,6 +166,9 @@ class TrackPool::Worker {
       if (options_.search_index) {
         if (absl::Status s = options_.search_index->AddTile(key, rows.front().ts, rows); !s.ok()) return s;
       }
+      if (options_.flow_index) {
+        if (absl::Status s = options_.flow_index->AddTile(key, rows); !s.ok()) return s;
+      }
       rows.clear();
       return Put(EncodeTileKey(key), std::move(value));
     };

@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "format/tracetable.pb.h"
+#include "store/flow_index_writer.h"
 #include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
@@ -45,6 +46,7 @@ struct TrackPoolOptions {
   proto::ResourceTable* resources = nullptr;
   // Sees every events tile (from every worker) when set.
   SearchIndexWriter* search_index = nullptr;
+  FlowIndexWriter* flow_index = nullptr;
 };
 
 struct TrackPoolStats {

@@ -21,6 +21,7 @@
 #include "query/serve/gzip_stream.h"
 #include "query/serve/request_access.h"
 #include "query/serve/table_watch.h"
+#include "query/serve/flow_api.h"
 #include "query/serve/memory_api.h"
 #include "query/serve/tiles_api.h"
 #include "query/serve/viewer_assets.h"
@@ -319,8 +320,9 @@ class Session : public std::enable_shared_from_this<Session> {
       if (call == "stats") return Work(true, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
       if (call == "tile") return Work(false, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
       if (call == "memory") return Work(false, call, t, [t](const Params& p) { return MemoryReply(*t, p); }, std::move(params));
+      if (call == "flow") return Work(false, call, t, [t](const Params& p) { return FlowReply(*t, p); }, std::move(params));
       return SendNow(ErrorReply(404, absl::StrCat("no call '", call.substr(0, 64),
-                                                  "' (window, event, search, stats, tile, memory)")));
+                                                  "' (window, event, search, stats, tile, memory, flow)")));
     }
     SendNow(ErrorReply(404, "not found"));
   }

@@ -71,15 +71,17 @@ export class Panels {
         : '<h3 style="margin-top:12px">arguments</h3><pre class="args" id="args">loading…</pre>');
     if (!it.summary) this.listFlows(it);
     if (!it.summary && it.ph === 'X') this.relatives(it);
-    if (!it.summary && it.hasArgs === false) {
-      // The tile says it has none: no request (and no 404 in the console).
+    if (!it.summary && it.hasArgs === false && !it.hasThreadTime) {
+      // The tile says it has neither: no request (and no 404 in the console).
       $('args').textContent = '(no arguments)';
       tt.argsShown++;
     } else if (!it.summary) {
       const id = it.id;
       getText(`/api/tables/${encodeURIComponent(this.app.tableName())}/event?id=${id}`).then((text) => {
         if (!S.selected || S.selected.id !== id) return;
-        $('args').textContent = JSON.stringify(JSON.parse(text).args, null, 2);
+        const j = JSON.parse(text);
+        $('args').textContent = Object.keys(j.args).length ? JSON.stringify(j.args, null, 2) : '(no arguments)';
+        this.threadTime(j);
         tt.argsShown++;
       }).catch((e) => {
         if (!S.selected || S.selected.id !== id) return;
@@ -124,12 +126,36 @@ export class Panels {
     box.innerHTML = rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join('');
   }
 
-  // The selected slice's flows (as drawn: far ends outside the loaded tiles
-  // are not known here), each with a "go to" that selects the other end.
+  // Thread time (Chrome tts/tdur) from an /event answer: the thread's clock
+  // has no origin in common with the trace's, so its start is shown as given.
+  threadTime(j) {
+    const { tt } = this.app;
+    if (j.tts === undefined && j.tdur === undefined) return;
+    const rows = [];
+    if (j.tdur !== undefined) rows.push(['thread duration', esc(fmtDur(j.tdur))]);
+    if (j.tts !== undefined) rows.push(['thread start', `${esc(String(j.tts))} µs <span class="muted">(thread clock)</span>`]);
+    const table = $('details').querySelector('table.kv');
+    for (const [k, v] of rows) table.insertAdjacentHTML('beforeend', `<tr class="thread-time"><td>${k}</td><td>${v}</td></tr>`);
+    tt.threadTime = { id: j.id, tts: j.tts, tdur: j.tdur };
+  }
+
+  // After a frame: the selection's flows again if they changed (a far end
+  // arrived from the server, or scrolled into the loaded tiles).
+  refreshFlows(it) {
+    if (it.summary) return;
+    const sig = this.app.flowsOf(it.id).map((x) => `${x.dir}${x.item.id}`).join(',');
+    if (sig !== this.flowSig && $('details').querySelector('table.kv')) this.listFlows(it);
+  }
+
+  // The selected slice's flows, each with a "go to" that shows and selects
+  // the other end (far ends come from the server: flows.js).
   listFlows(it) {
     const { axis, tt } = this.app;
     const flows = this.app.flowsOf(it.id);
-    tt.flowList = flows.map((x) => ({ dir: x.dir, id: x.item.id, name: x.item.name }));
+    this.flowSig = flows.map((x) => `${x.dir}${x.item.id}`).join(',');
+    tt.flowList = flows.map((x) => ({ dir: x.dir, id: x.item.id, name: x.item.name, ts: x.item.ts }));
+    const old = $('flows');
+    if (old) old.remove();
     if (!flows.length) return;
     const box = document.createElement('div');
     box.id = 'flows';
@@ -137,15 +163,24 @@ export class Panels {
       `<div class="flow">${x.dir === 'in' ? '← from' : '→ to'} <b>${esc(x.item.name)}</b> at ${esc(fmtDur(x.item.ts - axis.origin))} ` +
       `<button type="button" data-flow="${j}">go to</button></div>`).join('');
     $('details').insertBefore(box, $('details').querySelector('h3 + table + h3, h3 + table + p') || null);
-    for (const b of box.querySelectorAll('button')) {
-      b.addEventListener('click', () => {
-        const other = flows[Number(b.dataset.flow)].item;
-        const span = axis.span();
-        if (other.ts < axis.view[0] || other.ts > axis.view[1]) this.app.setView(other.ts - span / 2, other.ts + span / 2);
-        this.app.reveal(other);
-        this.select(other);
-      });
-    }
+    for (const b of box.querySelectorAll('button')) b.addEventListener('click', () => this.goTo(flows[Number(b.dataset.flow)].item));
+  }
+
+  // Shows and selects `other` (a flow's far end), keeping the zoom.
+  goTo(other) {
+    const { axis } = this.app;
+    const span = axis.span();
+    if (other.ts < axis.view[0] || other.ts > axis.view[1]) this.app.setView(other.ts - span / 2, other.ts + span / 2);
+    this.app.reveal(other);
+    this.select(other);
+  }
+
+  // "]" / "[": the selected slice's first outgoing / incoming flow.
+  followFlow(dir) {
+    const { S } = this.app;
+    if (!S.selected || S.selected.summary) return;
+    const x = this.app.flowsOf(S.selected.id).find((f) => f.dir === dir);
+    if (x) this.goTo(x.item);
   }
 
   tooltip(h, e) {

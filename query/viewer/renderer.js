@@ -17,9 +17,12 @@ export const PROC_H = 22;     // process header row
 export const COUNTER_H = 44;
 
 const KIND_SLICE = 0, KIND_INSTANT = 1, KIND_COUNTER = 2, KIND_FLOW_START = 3, KIND_FLOW_END = 5;
-const MAX_ARROWS = 300;  // more are thinned to an even sample
+const BUNDLE_AT = 60;   // arrows in view from which those between two tracks are bundled
+const BUNDLE_COLUMNS = 8;  // bundles per pair of tracks: one per eighth of the view
+const MAX_LONE = 60;    // lone arrows drawn beside bundles (an even sample)
+const FETCH_LONE = 24;  // flows missing an end fetched when not the selection's (more would be bundled)
 const SUMMARY = 128;
-const FLAG_INCOMPLETE = 1, FLAG_HAS_ARGS = 64, FLOW_OUT = 65536, FLOW_IN = 131072;
+const FLAG_INCOMPLETE = 1, FLAG_HAS_ARGS = 64, FLAG_HAS_THREAD_TIME = 128, FLOW_OUT = 65536, FLOW_IN = 131072;
 // Summaries are drawn in one neutral hatched grey, so that they never pass
 // for events (their name is only an example of what they hold).
 const SUMMARY_RGB = [107, 114, 128], SUMMARY_COLOR = 'rgb(107,114,128)';
@@ -43,7 +46,10 @@ export function itemAt(tile, i, track, strings) {
     it.kind = kind === KIND_SLICE ? 'slice' : kind === KIND_INSTANT ? 'instant' : 'flow';
   }
   if (c.flags[i] & FLAG_INCOMPLETE) it.incomplete = true;
-  if (!summary) it.hasArgs = (c.flags[i] & FLAG_HAS_ARGS) !== 0;
+  if (!summary) {
+    it.hasArgs = (c.flags[i] & FLAG_HAS_ARGS) !== 0;
+    it.hasThreadTime = (c.flags[i] & FLAG_HAS_THREAD_TIME) !== 0;
+  }
   return it;
 }
 
@@ -443,26 +449,32 @@ export class Renderer {
     return Math.max(drawn, 1);
   }
 
-  // Flow arrows between the visible tracks: flow events by flow id, and
-  // slices that start or end a flow by their bind id. All of them when few,
-  // else only the selected event's.
   // Flow arrows. Each end is anchored on its slice at the slice's lane: a
   // slice's flow_in at its start and flow_out at its end (a slice with both,
   // the middle of a chain bound by one id, gives both ends); a flow event
   // (s/t/f) on the deepest loaded slice of its track enclosing it. Within a
   // flow id, each incoming end is joined to the latest outgoing end before
-  // it, so a chain A→B→C draws A→B and B→C. Past MAX_ARROWS the arrows are
-  // thinned to an even sample (the selected slice's always drawn);
-  // `this.flowInfo` says how many were drawn of how many.
+  // it, so a chain A→B→C draws A→B and B→C. A flow with an end that has no
+  // partner among the loaded tiles is completed from the server (f.farEnds,
+  // flows.js): the far end is drawn on its slice, or the arrow runs to the
+  // screen's edge towards it; `this.flowWants` lists the flows still to ask
+  // for, the selection's first. From BUNDLE_AT arrows in view, the arrows
+  // between one pair of tracks that start in one eighth of the view are
+  // drawn as one bundle with their count (no
+  // curtain of lines at coarse zooms), and lone arrows are thinned to
+  // MAX_LONE; the selected slice's arrows are always drawn, highlighted.
+  // `this.flowInfo` says what was drawn.
   arrows(f) {
     const ctx = this.ctx;
-    const { axis, top, W } = f;
+    const { axis, top, W, H } = f;
     const byFlow = new Map();
+    const rowOf = new Map();
+    for (const row of f.rows) if (row.kind === 'track') rowOf.set(row.track.id, row);
+    const laneY = (row, lane) => row.y - top + 2 + Math.min(lane, row.track.max_depth) * LANE + (LANE - 2) / 2;
     for (const row of f.rows) {
       if (row.kind !== 'track' || row.track.kind === 'counter') continue;
       if (row.y - top + row.h < 0 || row.y - top > f.H) continue;
       const entries = f.plan.get(f.groupOf.get(row.track.id)) || [];
-      const laneY = (lane) => row.y - top + 2 + Math.min(lane, row.track.max_depth) * LANE + (LANE - 2) / 2;
       let slices = null;  // this row's loaded slices, for anchoring flow events
       const enclosing = (ts) => {
         if (!slices) {
@@ -489,41 +501,75 @@ export class Renderer {
         const track = row.track.id;
         if (isFlow) {
           const sl = enclosing(c.ts[i]);
-          const end = { ts: c.ts[i], y: laneY(sl ? sl.lane : c.lane[i]), id: sl ? sl.t.cols.id[sl.i] : c.id[i],
+          const end = { ts: c.ts[i], y: laneY(row, sl ? sl.lane : c.lane[i]), id: sl ? sl.t.cols.id[sl.i] : c.id[i],
             tile: sl ? sl.t : t, i: sl ? sl.i : i, track };
           if (kind !== KIND_FLOW_START) l.push({ ...end, dir: 0 });      // in (f, t)
           if (kind !== KIND_FLOW_END) l.push({ ...end, dir: 1 });        // out (s, t)
         } else {
-          const base = { y: laneY(c.lane[i]), id: c.id[i], tile: t, i, track };
+          const base = { y: laneY(row, c.lane[i]), id: c.id[i], tile: t, i, track };
           if (c.flags[i] & FLOW_IN) l.push({ ...base, ts: c.ts[i], dir: 0 });
           if (c.flags[i] & FLOW_OUT) l.push({ ...base, ts: c.ts[i] + c.dur[i], dir: 1 });
         }
       });
     }
-    const pairs = [];
-    for (const l of byFlow.values()) {
+    const sel = f.selected && !f.selected.summary ? f.selected : null;
+    const pairsOf = (l) => {
       l.sort((a, b) => a.ts - b.ts || a.dir - b.dir);
-      let out = null;
+      const out = [];
+      let from = null;
       for (const p of l) {
-        if (p.dir === 1) { out = p; continue; }
-        if (out && out.id !== p.id) pairs.push([out, p]);
+        if (p.dir === 1) { from = p; continue; }
+        if (from && from.id !== p.id) out.push([from, p]);
       }
+      return out;
+    };
+    const pairs = [];
+    const wants = [], later = [];
+    let far = 0;
+    for (const [key, l] of byFlow) {
+      let ps = pairsOf(l);
+      const joined = new Set();
+      for (const [a, b] of ps) { joined.add(a); joined.add(b); }
+      if (l.every((p) => joined.has(p))) { pairs.push(...ps); continue; }
+      // An end without its partner here: the rest of the flow is elsewhere.
+      const known = f.farEnds ? f.farEnds(key) : undefined;
+      if (known) {
+        // Loaded ends by track, time (ns) and direction: a loaded flow event
+        // may be anchored on a shallower slice than the server's when the
+        // deepest one is inside a summary, and is still the same end.
+        const at = (track, ts, dir) => `${track}:${Math.round(ts * 1000)}:${dir}`;
+        const have = new Set(l.map((p) => at(p.track, p.ts, p.dir)));
+        for (const e of known) {
+          if (have.has(at(e.item.track, e.at, e.dir))) continue;
+          const row = rowOf.get(e.item.track);
+          const y = row ? laneY(row, e.item.depth) : H - 2;  // its process is folded
+          l.push({ ts: e.at, y: Math.max(0, Math.min(H, y)), id: e.item.id, track: e.item.track, dir: e.dir, item: e.item, far: true });
+          far++;
+        }
+        ps = pairsOf(l);
+      } else {
+        (sel && l.some((p) => p.id === sel.id) ? wants : later).push(key);
+      }
+      pairs.push(...ps);
     }
-    const sel = f.selected;
-    const mineOf = (a, b) => sel && !sel.summary && (sel.id === a.id || sel.id === b.id);
-    const stride = Math.max(1, Math.ceil(pairs.length / MAX_ARROWS));
+    this.flowWants = later.length <= FETCH_LONE ? wants.concat(later) : wants;
     this.flowPairs = pairs;
-    const drawnArrows = [];
-    for (let j = 0; j < pairs.length; j++) {
-      const [a, b] = pairs[j];
-      const mine = mineOf(a, b);
-      if (!mine && j % stride !== 0) continue;
+    const x0 = GUTTER, x1 = W;
+    const clampX = (x) => Math.max(x0, Math.min(x1, x));
+    const mine = [], others = [];
+    for (const pr of pairs) {
+      const [a, b] = pr;
       const px = axis.xOf(a.ts), qx = axis.xOf(b.ts);
-      if (Math.max(px, qx) < GUTTER || Math.min(px, qx) > W) continue;
-      drawnArrows.push({ from: a.id, to: b.id, x0: px, y0: a.y, x1: qx, y1: b.y, mine: !!mine });
-      ctx.strokeStyle = mine ? 'rgba(234,88,12,0.95)' : stride > 1 ? 'rgba(55,65,81,0.2)' : 'rgba(55,65,81,0.35)';
-      ctx.fillStyle = mine ? 'rgba(234,88,12,0.95)' : 'rgba(55,65,81,0.5)';
-      ctx.lineWidth = mine ? 2 : 1;
+      if (Math.max(px, qx) < x0 || Math.min(px, qx) > x1) continue;
+      (sel && (sel.id === a.id || sel.id === b.id) ? mine : others).push(pr);
+    }
+    const drawn = [];
+    const arrow = ([a, b], style, width) => {
+      const px = clampX(axis.xOf(a.ts)), qx = clampX(axis.xOf(b.ts));
+      drawn.push({ from: a.id, to: b.id, x0: px, y0: a.y, x1: qx, y1: b.y, mine: style === 'mine', far: !!(a.far || b.far) });
+      ctx.strokeStyle = style === 'mine' ? 'rgba(234,88,12,0.95)' : 'rgba(55,65,81,0.35)';
+      ctx.fillStyle = style === 'mine' ? 'rgba(234,88,12,0.95)' : 'rgba(55,65,81,0.5)';
+      ctx.lineWidth = width;
       ctx.beginPath();
       ctx.moveTo(px, a.y);
       const mx = (px + qx) / 2;
@@ -532,12 +578,66 @@ export class Renderer {
       ctx.beginPath();
       ctx.moveTo(qx, b.y); ctx.lineTo(qx - 6, b.y - 3); ctx.lineTo(qx - 6, b.y + 3); ctx.closePath();
       ctx.fill();
+    };
+    const bundles = [];
+    let thinned = false;
+    if (others.length + mine.length < BUNDLE_AT) {
+      for (const pr of others) arrow(pr, 'plain', 1);
+    } else {
+      const groups = new Map();
+      for (const pr of others) {
+        // Per pair of tracks and eighth of the view, so bundles keep where
+        // in time the flows are.
+        const col = Math.floor(BUNDLE_COLUMNS * (clampX(axis.xOf(pr[0].ts)) - x0) / Math.max(1, x1 - x0));
+        const k = pr[0].track + '>' + pr[1].track + '@' + Math.min(col, BUNDLE_COLUMNS - 1);
+        let g = groups.get(k);
+        if (!g) { g = []; groups.set(k, g); }
+        g.push(pr);
+      }
+      const lone = [];
+      for (const g of groups.values()) if (g.length === 1) lone.push(g[0]); else bundles.push(this.bundle(f, g, clampX));
+      const stride = Math.max(1, Math.ceil(lone.length / MAX_LONE));
+      thinned = stride > 1;
+      for (let j = 0; j < lone.length; j += stride) arrow(lone[j], 'plain', 1);
     }
+    for (const pr of mine) arrow(pr, 'mine', 2);
     ctx.lineWidth = 1;
-    this.flowInfo = { total: pairs.length, drawn: drawnArrows.length, thinned: stride > 1, arrows: drawnArrows };
+    this.flowInfo = { total: pairs.length, inView: others.length + mine.length, drawn: drawn.length, thinned, far,
+      bundles: bundles.map((b) => ({ from: b.from, to: b.to, count: b.count, x0: b.x0, y0: b.y0, x1: b.x1, y1: b.y1 })), arrows: drawn };
   }
 
-  // The flows of a slice in the last frame: [{dir: 'in'|'out', other: {tile, i, track, ts}}].
+  // One bundle: arrows between one pair of tracks as a single band from
+  // their mean start to their mean end, as wide as their count warrants and
+  // labelled with it.
+  bundle(f, g, clampX) {
+    const ctx = this.ctx;
+    let xa = 0, ya = 0, xb = 0, yb = 0;
+    for (const [a, b] of g) { xa += clampX(f.axis.xOf(a.ts)); ya += a.y; xb += clampX(f.axis.xOf(b.ts)); yb += b.y; }
+    const n = g.length;
+    const b = { from: g[0][0].track, to: g[0][1].track, count: n, x0: xa / n, y0: ya / n, x1: xb / n, y1: yb / n };
+    ctx.strokeStyle = 'rgba(37,99,235,0.55)';
+    ctx.fillStyle = 'rgba(37,99,235,0.8)';
+    ctx.lineWidth = Math.min(8, 1.5 + Math.log2(n));
+    ctx.beginPath();
+    ctx.moveTo(b.x0, b.y0);
+    const mx = (b.x0 + b.x1) / 2;
+    ctx.bezierCurveTo(mx, b.y0, mx, b.y1, b.x1, b.y1);
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.moveTo(b.x1, b.y1); ctx.lineTo(b.x1 - 8, b.y1 - 4); ctx.lineTo(b.x1 - 8, b.y1 + 4); ctx.closePath();
+    ctx.fill();
+    const label = String(n);
+    ctx.font = '10px system-ui, sans-serif';
+    const w = ctx.measureText(label).width + 6, lx = mx - w / 2, ly = (b.y0 + b.y1) / 2 - 7;
+    ctx.fillStyle = 'rgba(255,255,255,0.9)';
+    ctx.fillRect(lx, ly, w, 14);
+    ctx.fillStyle = 'rgb(30,64,175)';
+    ctx.fillText(label, lx + 3, ly + 10);
+    return b;
+  }
+
+  // The flows of a slice in the last frame: [{dir: 'in'|'out', other}], other
+  // an end from the tiles ({tile, i, track, ts}) or from the server ({item}).
   flowsOf(id) {
     const out = [];
     for (const [a, b] of this.flowPairs || []) {

@@ -9,6 +9,7 @@
 'use strict';
 
 import { MemoryPanel } from './memory_panel.js';
+import { FarEnds } from './flows.js';
 import { Panels } from './panels.js';
 import { COUNTER_H, LANE, PROC_H, Renderer, forEachItem, itemAt } from './renderer.js';
 import { TileCache, tileKey } from './tile_cache.js';
@@ -74,6 +75,7 @@ const actx = axisCanvas.getContext('2d');
 const renderer = new Renderer(canvas);
 const cache = new TileCache(CACHE_BYTES);
 const loader = new TileLoader(onTile, onTileError);
+const farEnds = new FarEnds(() => requestDraw());
 
 const stringsByTable = new Map();  // table name -> (string id -> text)
 
@@ -84,8 +86,10 @@ const app = {
   reveal: (it) => reveal(it),
   layout: () => layout(),
   highlight: (q) => { S.highlight = q.toLowerCase(); requestDraw(); },
-  // The flows of a slice drawn in the last frame, with the far end as an item.
-  flowsOf: (id) => renderer.flowsOf(id).map((x) => ({ dir: x.dir, item: itemAt(x.other.tile, x.other.i, x.other.track, S.strings) })),
+  // The flows of a slice in the last frame, with the far end as an item
+  // (from the tiles, or from the server when it lies outside them).
+  flowsOf: (id) => renderer.flowsOf(id).map((x) => ({ dir: x.dir,
+    item: x.other.item || itemAt(x.other.tile, x.other.i, x.other.track, S.strings) })),
   tableName: () => S.table.name,
   select: (it) => panels.select(it),
   showTab: (name) => panels.showTab(name),
@@ -413,10 +417,14 @@ function draw() {
   const frame = {
     axis, rows: S.rows, top, W, H, dpr: S.dpr, plan, groupOf: S.groupOf, strings: S.strings,
     selected: S.selected, range: S.range, marks: S.marks, highlight: S.highlight, logTrack: tt.logTrack,
+    farEnds: (key) => farEnds.get(S.table.name, key),
   };
   const t0 = performance.now();
   tt.eventsDrawn = renderer.draw(frame);
   tt.flows = renderer.flowInfo;
+  farEnds.want(S.table.name, axis.origin, renderer.flowWants || []);
+  tt.farEndsFetched = farEnds.fetched;
+  if (S.selected) panels.refreshFlows(S.selected);
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),
@@ -545,7 +553,7 @@ axisCanvas.addEventListener('mousemove', (e) => {
 // Navigation keys work whatever has focus, except while typing in a text
 // box: a focused drop-down or button must not swallow them (a <select>
 // would otherwise switch tables on "s").
-const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', 'u', 'U', '?', '/', 'Escape', 'Enter']);
+const NAV_KEYS = new Set(['w', 'a', 's', 'd', 'W', 'A', 'S', 'D', '0', 'f', 'F', 'm', 'M', 'p', 'P', 'u', 'U', ']', '[', '?', '/', 'Escape', 'Enter']);
 function typing(el) {
   return el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
     (el.tagName === 'INPUT' && !['button', 'checkbox', 'radio', 'submit'].includes(el.type)));
@@ -574,6 +582,8 @@ window.addEventListener('keydown', (e) => {
     case 'm': case 'M': toggleMark(); break;
     case 'p': case 'P': if (S.selected) togglePin(S.selected.track); break;
     case 'u': case 'U': memory.toggle(); break;
+    case ']': panels.followFlow('out'); break;
+    case '[': panels.followFlow('in'); break;
     case '/': $('search').focus(); $('search').select(); break;
     case 'Enter': if ($('search').value.trim()) panels.searchStep(e.shiftKey ? -1 : 1); break;
     case 'Escape': if (!$('help').hidden) $('help').hidden = true; else { S.range = null; panels.select(null); } break;

@@ -19,6 +19,7 @@
 #include "format/time.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "query/flow_ends.h"
 #include "query/serve/api.h"
 #include "query/serve/server.h"
 #include "query/tiles.h"
@@ -245,7 +246,7 @@ TEST_F(ServeTest, ViewerAssets) {
   // JavaScript content type.
   httplib::Client c("127.0.0.1", port_);
   for (const char* m : {"/viewer.js", "/util.js", "/time_axis.js", "/tile_cache.js", "/tile_loader.js",
-                        "/tile_worker.js", "/renderer.js", "/panels.js", "/memory_panel.js", "/memory_chart.js"}) {
+                        "/tile_worker.js", "/renderer.js", "/panels.js", "/memory_panel.js", "/memory_chart.js", "/flows.js"}) {
     auto r = c.Get(m);
     ASSERT_TRUE(r) << m;
     EXPECT_EQ(r->status, 200) << m;
@@ -486,6 +487,45 @@ TEST_F(ServeTest, Event) {
     EXPECT_EQ(g.body, absl::StrCat("{\"id\":", it.row.id, ",\"args\":", has_args ? *args : "{}", thread_time, "}\n"));
   }
   for (int k = 0; k < 4; ++k) EXPECT_EQ(seen[k], 5) << k;
+}
+
+// HostTrace binds flow i (every fifth parent) from ChildA on tid 1 (an "s"
+// inside it) to an "f" on tid 2 that no slice encloses.
+TEST_F(ServeTest, FlowEnds) {
+  const Table& t = T("single");
+  simdjson::dom::parser p;
+  Got g = Fetch("/api/tables/single/flow?id=35");
+  ASSERT_EQ(g.status, 200) << g.body;
+  simdjson::dom::element e = Parse(p, g.body);
+  EXPECT_EQ(std::string_view(e["flow"]), "35");
+  simdjson::dom::array ends = e["ends"];
+  ASSERT_EQ(ends.size(), 2u) << g.body;
+  simdjson::dom::element a = ends.at(0), b = ends.at(1);
+  EXPECT_EQ(std::string_view(a["name"]), "ChildA");
+  EXPECT_EQ(std::string_view(a["dir"]), "out");
+  EXPECT_EQ(std::string_view(a["phase"]), "s");
+  EXPECT_EQ(double(a["at"]), 4511);
+  EXPECT_EQ(double(a["ts"]), 4510);
+  EXPECT_EQ(std::string_view(b["name"]), "flow");
+  EXPECT_EQ(std::string_view(b["dir"]), "in");
+  EXPECT_EQ(double(b["at"]), 4521);
+  EXPECT_EQ(int64_t(b["tid"]), 2);
+  // The answer is the query's, and sid= (what the viewer sends) gives it too.
+  const uint64_t sid = uint64_t(e["sid"]);
+  ReadStats stats;
+  absl::StatusOr<std::vector<FlowEnd>> direct = FindFlowEnds(t, static_cast<uint32_t>(sid), &stats);
+  ASSERT_TRUE(direct.ok());
+  ASSERT_EQ(direct->size(), 2u);
+  EXPECT_EQ(uint64_t(a["id"]), (*direct)[0].slice.id);
+  EXPECT_EQ(uint64_t(b["flow_event"]), (*direct)[1].flow_event_id);
+  EXPECT_EQ(Fetch(absl::StrCat("/api/tables/single/flow?sid=", sid)).body, g.body);
+  // An id no flow has: no ends; bad requests name their parameter.
+  Got none = Fetch("/api/tables/single/flow?id=no-such-flow");
+  EXPECT_EQ(none.status, 200);
+  EXPECT_EQ(none.body, "{\"flow\":\"no-such-flow\",\"sid\":null,\"ends\":[]}\n");
+  EXPECT_EQ(Param(Fetch("/api/tables/single/flow")), "id");
+  EXPECT_EQ(Fetch("/api/tables/single/flow?sid=0").status, 400);
+  EXPECT_EQ(Param(Fetch("/api/tables/single/flow?sid=99999999")), "sid");
 }
 
 // Answers are compared line-sorted, so these tests check content and do not

@@ -23,7 +23,7 @@ async function waitFor(page, fn, arg, what, timeout = 20000) {
   try {
     await page.waitForFunction(fn, arg, { timeout, polling: 50 });
   } catch (e) {
-    const tt = await page.evaluate(() => ({ ...window.__tt, S: undefined, cache: undefined, requests: window.__tt.requests.slice(-5) }));
+    const tt = await page.evaluate(() => ({ ...window.__tt, S: undefined, cache: undefined, axis: undefined, requests: window.__tt.requests.slice(-5) }));
     throw new Error(`timed out waiting for ${what}; __tt=${JSON.stringify(tt)}`);
   }
 }

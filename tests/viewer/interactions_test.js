@@ -36,7 +36,7 @@ function makeTables(dir) {
   for (let i = 0; i < 500; i++) second.push({ ph: 'X', pid: 7, tid: 1, ts: i * 20, dur: 15, name: `other.${i % 5}` });
   // "flows": a Kineto-style ac2g flow from a cudaLaunchKernel nested in a
   // ProfilerStep to a GPU kernel; a v2 chain A→B→C bound by one id; 600
-  // flows far later (thinning).
+  // flows far later (bundles).
   const flows = [
     { ph: 'M', name: 'process_name', pid: 1, tid: 0, args: { name: 'host' } },
     { ph: 'M', name: 'process_name', pid: 2, tid: 0, args: { name: 'GPU 0' } },
@@ -421,7 +421,8 @@ async function main() {
     await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 100000, window.__tt.axis.origin + 110000));
     await waitFor(page, ready, null, '600 flows in view');
     const thin = await page.evaluate(() => window.__tt.flows);
-    check(thin.total >= 500 && thin.thinned && thin.drawn > 100 && thin.drawn <= 310, `zoomed out, ${thin.total} flows are thinned to ${thin.drawn} arrows`);
+    check(thin.inView >= 500 && thin.bundles.length >= 4 && thin.bundles.length <= 32 && thin.bundles.every((b) => b.count >= 2) && thin.bundles.reduce((x, b) => x + b.count, 0) >= 500 && thin.drawn <= 60,
+      `zoomed out, ${thin.inView} flows are drawn as ${thin.bundles.length} bundles (${thin.bundles.map((b) => b.count).join(', ')}) and ${thin.drawn} arrows`);
     await page.screenshot({ path: path.join(artifacts, '24-flows-thinned.png') });
 
     check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
