@@ -56,6 +56,11 @@ absl::Status AppendThreadTime(const Table& table, uint64_t id, std::string* out)
 std::string AbsoluteMicros(const Table& table, int64_t rel_ps);
 void AppendAbsoluteMicros(const Table& table, int64_t rel_ps, std::string* out);
 
+// What answers call a track's kind: "thread", "counter", "async" or
+// "instants" (a process's, or in a global process the input's, scoped
+// instants).
+const char* TrackKindName(const proto::Track& track);
+
 // The pid / tid written for a process or track.
 void AppendPid(const Table& table, uint32_t process, std::string* out);
 void AppendTid(const Table& table, uint32_t track, std::string* out);
