@@ -33,6 +33,7 @@ TEST(RangeStats, RandomTracesMatchBruteForce) {
     ASSERT_TRUE((*builder)->Finish().ok());
     auto table = Table::Open(opts.output);
     ASSERT_TRUE(table.ok()) << table.status();
+    ResolveAsyncTracks(**table, &tr);
     const Table& t = **table;
     std::mt19937_64 rng(seed * 31);
     const int64_t lo = t.meta().min_ts(), hi = t.meta().max_end();

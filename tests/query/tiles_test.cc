@@ -28,6 +28,7 @@ TEST(Tiles, RandomTracesMatchTheReference) {
     ASSERT_TRUE((*builder)->Finish().ok());
     auto table = Table::Open(opts.output);
     ASSERT_TRUE(table.ok()) << table.status();
+    ResolveAsyncTracks(**table, &tr);
     CheckTilesAgainst(**table, tr, seed, 60);
   }
 }

@@ -34,6 +34,7 @@ void CheckWindows(uint32_t seed, uint64_t budget) {
   ASSERT_TRUE((*builder)->Finish().ok());
   auto table = Table::Open(opts.output);
   ASSERT_TRUE(table.ok()) << table.status();
+  ResolveAsyncTracks(**table, &tr);
   const Table& t = **table;
   ASSERT_EQ(t.meta().num_events(), tr.events.size());
 
@@ -65,6 +66,7 @@ TEST(WindowContract, LimitTruncatesAndSaysSo) {
   ASSERT_TRUE((*builder)->Finish().ok());
   auto table = Table::Open(opts.output);
   ASSERT_TRUE(table.ok());
+  ResolveAsyncTracks(**table, &tr);
   WindowRequest req;
   req.start = (*table)->meta().min_ts();
   req.end = (*table)->meta().max_end();
