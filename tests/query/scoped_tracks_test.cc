@@ -2,7 +2,7 @@
 // "s":"g" instants on one Global instants track per input (in a global
 // process), "s":"p" on their process's instant track, async b/e of one id
 // nested by depth on their outermost slice's track, unrelated ids beside
-// them; windows, search and export answer for them, and export -> ingest
+// them; windows, search, range statistics and export answer for them, and export -> ingest
 // gives the scoped tracks back.
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ingest/input.h"
 #include "query/export.h"
+#include "query/range_stats.h"
 #include "query/search.h"
 #include "query/trace_json.h"
 #include "query/window.h"
@@ -138,6 +139,13 @@ TEST_F(ScopedTracksTest, InstantsGoToTheirScopesTrack) {
   ASSERT_TRUE(found.ok()) << found.status();
   ASSERT_EQ(found->matches.size(), 1u);
   EXPECT_EQ(t->resources().tracks(found->matches[0].track).kind(), proto::Track::INSTANTS);
+  // Range statistics count them on their track.
+  const uint32_t global = found->matches[0].track;
+  absl::StatusOr<RangeStats> stats = ComputeRangeStats(*t, {global}, t->meta().min_ts(), t->meta().max_end(), 1000);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(stats->tracks.size(), 1u);
+  EXPECT_EQ(stats->tracks[0].first, global);
+  EXPECT_EQ(stats->tracks[0].second.count, 2u);
 }
 
 TEST_F(ScopedTracksTest, AsyncSlicesNestByIdOnTheirRootsTrack) {
