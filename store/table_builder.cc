@@ -247,6 +247,12 @@ uint32_t TableBuilder::AsyncTrack(IdToken pid, std::string_view name) {
   return it->second;
 }
 
+uint32_t TableBuilder::InputAsyncKey(uint32_t key) {
+  auto [it, inserted] = input_async_keys_.try_emplace((uint64_t{static_cast<uint32_t>(current_input_)} << 32) | key, 0);
+  if (inserted) it->second = key < strings_.size() ? Intern(absl::StrCat(strings_[key], "|input ", current_input_)) : key;
+  return it->second;
+}
+
 uint32_t TableBuilder::AsyncGroupTrack(uint32_t group) {
   AsyncGroup& g = async_groups_[group];
   if (g.track == UINT32_MAX) {
@@ -346,7 +352,7 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.name = e.name;
   r.cat = e.cat;
   r.flags = e.flags;
-  r.flow_id = e.flow_id;
+  r.flow_id = async && current_input_ > 0 ? InputAsyncKey(e.flow_id) : e.flow_id;
   r.flow_out = e.flow_out;
   r.flow_in = e.flow_in;
   r.value = e.value;

@@ -128,6 +128,10 @@ class TableBuilder : public EventSink {
   uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
   // The track of an async group, made on first use.
   uint32_t AsyncGroupTrack(uint32_t group);
+  // Async ids pair within their input: the match key of inputs after the
+  // first gets the input's number (inputs of one table are separate traces,
+  // whose ids mean nothing to each other).
+  uint32_t InputAsyncKey(uint32_t key);
   absl::Status PutArgs(uint64_t id, std::string_view json);
   absl::Status FlushArgsBlock();
   absl::Status FlushBatch();
@@ -177,6 +181,7 @@ class TableBuilder : public EventSink {
   };
   std::vector<AsyncGroup> async_groups_;
   absl::flat_hash_map<std::string, uint32_t> async_group_ids_;
+  absl::flat_hash_map<uint64_t, uint32_t> input_async_keys_;  // (input, key) -> key of that input
 
   proto::TableMeta meta_;
   int current_input_ = -1;

@@ -178,6 +178,37 @@ TEST_F(ScopedTracksTest, AsyncSlicesNestByIdOnTheirRootsTrack) {
   EXPECT_EQ(t->resources().tracks(request).max_depth(), 4u);
 }
 
+TEST_F(ScopedTracksTest, AsyncIdsPairWithinTheirInputAndEachInputHasItsGlobalTrack) {
+  std::ofstream(Path("h1.json")) << kTrace;
+  std::ofstream(Path("h2.json")) << kTrace;
+  absl::StatusOr<std::vector<InputFile>> files = ExpandInputs({Path("h1.json"), Path("h2.json")});
+  ASSERT_TRUE(files.ok()) << files.status();
+  BuildOptions opts;
+  opts.output = Path("two");
+  absl::StatusOr<std::unique_ptr<TableBuilder>> b = TableBuilder::Create(opts);
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_TRUE(ReadInputs(*files, b->get(), {}).ok());
+  ASSERT_TRUE((*b)->Finish().ok());
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(Path("two"));
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::map<std::string, std::vector<std::tuple<std::string, int64_t, uint32_t>>> nests;
+  std::map<std::string, int> globals;
+  for (const WindowItem& it : Everything(**t)) {
+    const proto::Track& tr = (*t)->resources().tracks(it.track);
+    const proto::Process& p = (*t)->resources().processes(tr.process());
+    if (tr.kind() == proto::Track::ASYNC) {
+      nests[p.host()].emplace_back(std::string((*t)->String(it.row.name)), it.row.ts / 1000000, it.row.lane);
+    }
+    if (p.global()) ++globals[p.host()];
+  }
+  // Each host's nests exactly as in one input alone: the same ids in the
+  // other input are other requests.
+  ASSERT_EQ(nests.size(), 2u);
+  EXPECT_EQ(nests["h1"], nests["h2"]);
+  EXPECT_EQ(nests["h1"].size(), 8u);
+  EXPECT_EQ((std::map<std::string, int>{{"h1", 2}, {"h2", 2}}), globals);
+}
+
 TEST_F(ScopedTracksTest, ExportWritesTheScopeAndReingestGivesTheTracksBack) {
   std::unique_ptr<Table> t = IngestText(kTrace, "a");
   ASSERT_TRUE(t);
