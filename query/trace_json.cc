@@ -81,7 +81,8 @@ void AppendTid(const Table& t, uint32_t track, std::string* out) {
   }
 }
 
-void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, std::string* out) {
+void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, std::string* out,
+                          bool async_threads) {
   absl::flat_hash_set<uint32_t> processes;
   std::vector<uint32_t> order;
   for (uint32_t track : tracks) {
@@ -107,6 +108,7 @@ void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, s
     // Instant tracks are named by their instants' scope, not by metadata: a
     // thread_name would make a thread of them when the answer is read again.
     if (tr.kind() == proto::Track::COUNTER || tr.kind() == proto::Track::INSTANTS) continue;
+    if (tr.kind() == proto::Track::ASYNC && !async_threads) continue;
     std::string name = tr.kind() == proto::Track::ASYNC ? absl::StrCat("async: ", tr.name()) : tr.name();
     if (!name.empty()) AppendMeta(out, "thread_name", t, tr.process(), &track, "name", Quoted(name));
     if (tr.has_sort_index()) {

@@ -39,8 +39,10 @@ void AppendWindowTail(const Table& table, const WindowRequest& request,
                       const TraceJsonOptions& options, std::string* out);
 
 // Pieces, for writers that stream (export).
+// `async_threads`: answers draw async slices as "X" events on a thread per
+// async track and name it; export writes them as b/e, which need no name.
 void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,
-                          std::string* out);
+                          std::string* out, bool async_threads = true);
 absl::Status AppendItemJson(const Table& table, const WindowItem& item, bool include_args,
                             std::string* out);
 // Every item, in order (large answers are formatted on several threads).

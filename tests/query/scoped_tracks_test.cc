@@ -2,8 +2,8 @@
 // "s":"g" instants on one Global instants track per input (in a global
 // process), "s":"p" on their process's instant track, async b/e of one id
 // nested by depth on their outermost slice's track, unrelated ids beside
-// them; windows, search, range statistics and export answer for them, and export -> ingest
-// gives the scoped tracks back.
+// them; windows, search, range statistics and export answer for them, and
+// export -> ingest gives the scoped tracks and the nests back.
 #include <unistd.h>
 
 #include <filesystem>
@@ -231,6 +231,21 @@ TEST_F(ScopedTracksTest, ExportWritesTheScopeAndReingestGivesTheTracksBack) {
     EXPECT_EQ(a[k], b[k]) << k;
   }
   EXPECT_EQ(back->resources().processes_size(), t->resources().processes_size());
+  // Async slices go back as b/e pairs with their ids: they nest again, on
+  // the same one track, and no thread is named after it.
+  EXPECT_NE(text.find(R"("ph":"b")"), std::string::npos) << text;
+  EXPECT_EQ(text.find("async: Request"), std::string::npos) << text;
+  auto nests = [](const Table& x) {
+    std::vector<std::tuple<std::string, int64_t, int64_t, uint32_t>> out;
+    for (const WindowItem& it : Everything(x)) {
+      if (x.resources().tracks(it.track).kind() != proto::Track::ASYNC) continue;
+      out.emplace_back(std::string(x.String(it.row.name)), it.row.ts, it.row.dur, it.row.lane);
+    }
+    return out;
+  };
+  EXPECT_EQ(nests(*t), nests(*back));
+  EXPECT_EQ(nests(*t).size(), 8u);
+  EXPECT_EQ(back->resources().tracks_size(), t->resources().tracks_size());
 }
 
 }  // namespace
