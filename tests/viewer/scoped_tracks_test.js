@@ -3,7 +3,7 @@
 // "process (pid )" row), "s":"p" instants on a "Process instants" track at
 // the top of their process, and nested async b/e of one id drawn at their
 // depth on their outermost slice's track, an overlapping id beside them.
-// Screenshot: tests/viewer/artifacts/20-scoped-tracks.png.
+// Screenshot: tests/viewer/artifacts/30-scoped-tracks.png.
 //
 // usage: node scoped_tracks_test.js [BUILD_DIR]   (run.sh installs what it needs)
 'use strict';
@@ -59,7 +59,7 @@ async function main() {
 
     // Track list: the Global instants track first, with no process header
     // of its own; then GPU, then Renderer with its process instants first.
-    await page.screenshot({ path: path.join(artifacts, '20-scoped-tracks.png') });
+    await page.screenshot({ path: path.join(artifacts, '30-scoped-tracks.png') });
     // (A viewer without the label hook is judged by its rows.)
     const labels = await page.evaluate(() => window.__tt.rowLabels || window.__tt.S.rows.map((r) =>
       r.kind === 'process' ? `▾ ${r.process.name} (pid ${r.process.pid})` : r.track.name));
