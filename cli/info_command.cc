@@ -9,6 +9,7 @@
 #include "format/tile_codec.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
 #include "query/memory_json.h"
@@ -99,15 +100,14 @@ std::string InfoJson(const Table& t, uint64_t disk) {
     AppendJsonString(&out, p.name());
     out += ",\"host\":";
     AppendJsonString(&out, p.host());
+    if (p.global()) out += ",\"global\":true";
     out += ",\"tracks\":[";
     bool first_track = true;
     for (uint32_t id : by_process[pi]) {
       const proto::Track& tr = r.tracks(id);
       if (!first_track) out += ",";
       first_track = false;
-      const char* kind = tr.kind() == proto::Track::COUNTER ? "counter"
-                         : tr.kind() == proto::Track::ASYNC ? "async" : "thread";
-      absl::StrAppend(&out, "{\"id\":", tr.id(), ",\"kind\":\"", kind, "\",\"tid\":");
+      absl::StrAppend(&out, "{\"id\":", tr.id(), ",\"kind\":\"", TrackKindName(tr), "\",\"tid\":");
       AppendTid(t, tr.id(), &out);
       out += ",\"name\":";
       AppendJsonString(&out, tr.kind() == proto::Track::COUNTER
@@ -177,16 +177,18 @@ void PrintText(const Table& t, uint64_t disk) {
   const std::vector<std::vector<uint32_t>> by_process = TracksByProcess(r);
   for (int pi = 0; pi < r.processes_size(); ++pi) {
     const proto::Process& p = r.processes(pi);
-    std::string pid;
-    AppendPid(t, pi, &pid);
-    std::cout << "  process " << pid << " " << p.name() << "\n";
+    if (p.global()) {
+      std::cout << "  global  (no process; the input's \"s\":\"g\" instants)" << (p.host().empty() ? "" : " host=" + p.host()) << "\n";
+    } else {
+      std::string pid;
+      AppendPid(t, pi, &pid);
+      std::cout << "  process " << pid << " " << p.name() << "\n";
+    }
     for (uint32_t id : by_process[pi]) {
       const proto::Track& tr = r.tracks(id);
       std::string tid;
       AppendTid(t, tr.id(), &tid);
-      const char* kind = tr.kind() == proto::Track::COUNTER ? "counter"
-                         : tr.kind() == proto::Track::ASYNC ? "async  " : "thread ";
-      std::cout << "    " << kind << " " << tid << " "
+      std::cout << "    " << absl::StrFormat("%-8s", TrackKindName(tr)) << " " << tid << " "
                 << (tr.kind() == proto::Track::COUNTER ? tr.name() + "." + tr.series() : tr.name())
                 << ": " << tr.num_events() << " events, depth " << tr.max_depth() << "\n";
     }

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "format/json_text.h"
 #include "query/input_fields.h"
 #include "query/trace_json.h"
 #include "query/window.h"
@@ -65,6 +66,44 @@ class OutputFile {
   std::FILE* f_ = nullptr;
 };
 
+// An async slice goes back as the b/e pair it was read from, its match key
+// as the id (a re-ingest keys it again, one to one), so that it nests
+// again as it did (an incomplete one ends where the table ended, as an
+// "X" would); an instant of an async track as an "n" of its key.
+absl::Status AppendAsyncEvent(const Table& t, const WindowItem& item, std::string* out) {
+  const TileRow& r = item.row;
+  const proto::Track& tr = t.resources().tracks(item.track);
+  const bool instant = r.kind == EventKind::kInstant;
+  for (const char* ph : {instant ? "n" : "b", "e"}) {
+    if (ph[0] == 'e') {
+      if (instant) break;
+      out->append(",\n");
+    }
+    absl::StrAppend(out, "{\"ph\":\"", ph, "\",\"pid\":");
+    AppendPid(t, tr.process(), out);
+    out->append(",\"tid\":");
+    AppendTid(t, item.track, out);
+    out->append(",\"ts\":");
+    AppendAbsoluteMicros(t, ph[0] == 'b' ? r.ts : r.ts + r.dur, out);
+    out->append(",\"name\":");
+    AppendJsonString(out, t.String(r.name));
+    out->append(",\"cat\":");
+    AppendJsonString(out, t.String(r.cat));
+    out->append(",\"id\":");
+    AppendJsonString(out, t.String(r.flow_id));
+    if (ph[0] != 'e' && (r.flags & kFlagHasArgs)) {
+      absl::StatusOr<std::string> args = t.Args(r.id);
+      if (!args.ok()) {
+        return absl::DataLossError(absl::StrCat("corrupt table ", t.path(), ": ", args.status().message(),
+                                                " though its row says it has"));
+      }
+      absl::StrAppend(out, ",\"args\":", *args);
+    }
+    out->push_back('}');
+  }
+  return absl::OkStatus();
+}
+
 // Streams every event of one track whose start is in [start, end], chunk by
 // chunk so memory stays bounded.
 absl::Status ExportTrack(const Table& t, uint32_t track, int64_t start, int64_t end,
@@ -89,6 +128,12 @@ absl::Status ExportTrack(const Table& t, uint32_t track, int64_t start, int64_t 
       if (item.row.ts < a || item.row.ts > b) continue;  // once, in its start chunk
       if (!*first) text += ",\n";
       *first = false;
+      if (!item.summary && t.resources().tracks(track).kind() == proto::Track::ASYNC &&
+          (item.row.kind == EventKind::kSlice || item.row.kind == EventKind::kInstant)) {
+        if (absl::Status s = AppendAsyncEvent(t, item, &text); !s.ok()) return s;
+        ++*count;
+        continue;
+      }
       if (absl::Status s = AppendItemJson(t, item, /*include_args=*/true, &text); !s.ok()) return s;
       text.resize(text.size() - 2);  // AppendItemJson ends with ",\n"
       ++*count;
@@ -113,7 +158,7 @@ absl::StatusOr<uint64_t> ExportChromeTrace(const Table& t, int64_t start, int64_
   std::string head = "{\"displayTimeUnit\":\"ns\",";
   AppendTopLevelFields(t, &head);
   head += "\"traceEvents\":[\n";
-  AppendMetadataEvents(t, tracks, &head);
+  AppendMetadataEvents(t, tracks, &head, /*async_threads=*/false);
   // Events are written with a leading comma after the first element.
   bool first = head.size() < 2 || head.substr(head.size() - 2) != ",\n";
   if (!first) head.resize(head.size() - 2);

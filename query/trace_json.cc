@@ -54,6 +54,15 @@ void AppendAbsoluteMicros(const Table& table, int64_t rel_ps, std::string* out) 
   AppendMicros(out, static_cast<__int128>(table.meta().origin_ns()) * 1000 + rel_ps);
 }
 
+const char* TrackKindName(const proto::Track& track) {
+  switch (track.kind()) {
+    case proto::Track::COUNTER: return "counter";
+    case proto::Track::ASYNC: return "async";
+    case proto::Track::INSTANTS: return "instants";
+    default: return "thread";
+  }
+}
+
 void AppendPid(const Table& t, uint32_t process, std::string* out) {
   const proto::Process& p = t.resources().processes(process);
   if (t.meta().inputs_size() <= 1 && !p.pid_is_number()) {
@@ -72,7 +81,8 @@ void AppendTid(const Table& t, uint32_t track, std::string* out) {
   }
 }
 
-void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, std::string* out) {
+void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, std::string* out,
+                          bool async_threads) {
   absl::flat_hash_set<uint32_t> processes;
   std::vector<uint32_t> order;
   for (uint32_t track : tracks) {
@@ -81,6 +91,8 @@ void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, s
   }
   for (uint32_t pi : order) {
     const proto::Process& p = t.resources().processes(pi);
+    // The global process is no process of the input: its instants say "s":"g".
+    if (p.global()) continue;
     if (!p.name().empty()) AppendMeta(out, "process_name", t, pi, nullptr, "name", Quoted(p.name()));
     if (p.has_sort_index()) {
       AppendMeta(out, "process_sort_index", t, pi, nullptr, "sort_index", absl::StrCat(p.sort_index()));
@@ -93,7 +105,10 @@ void AppendMetadataEvents(const Table& t, const std::vector<uint32_t>& tracks, s
   }
   for (uint32_t track : tracks) {
     const proto::Track& tr = t.resources().tracks(track);
-    if (tr.kind() == proto::Track::COUNTER) continue;
+    // Instant tracks are named by their instants' scope, not by metadata: a
+    // thread_name would make a thread of them when the answer is read again.
+    if (tr.kind() == proto::Track::COUNTER || tr.kind() == proto::Track::INSTANTS) continue;
+    if (tr.kind() == proto::Track::ASYNC && !async_threads) continue;
     std::string name = tr.kind() == proto::Track::ASYNC ? absl::StrCat("async: ", tr.name()) : tr.name();
     if (!name.empty()) AppendMeta(out, "thread_name", t, tr.process(), &track, "name", Quoted(name));
     if (tr.has_sort_index()) {

@@ -39,8 +39,10 @@ void AppendWindowTail(const Table& table, const WindowRequest& request,
                       const TraceJsonOptions& options, std::string* out);
 
 // Pieces, for writers that stream (export).
+// `async_threads`: answers draw async slices as "X" events on a thread per
+// async track and name it; export writes them as b/e, which need no name.
 void AppendMetadataEvents(const Table& table, const std::vector<uint32_t>& tracks,
-                          std::string* out);
+                          std::string* out, bool async_threads = true);
 absl::Status AppendItemJson(const Table& table, const WindowItem& item, bool include_args,
                             std::string* out);
 // Every item, in order (large answers are formatted on several threads).
@@ -55,6 +57,11 @@ absl::Status AppendThreadTime(const Table& table, uint64_t id, std::string* out)
 // Absolute microseconds of a relative time.
 std::string AbsoluteMicros(const Table& table, int64_t rel_ps);
 void AppendAbsoluteMicros(const Table& table, int64_t rel_ps, std::string* out);
+
+// What answers call a track's kind: "thread", "counter", "async" or
+// "instants" (a process's, or in a global process the input's, scoped
+// instants).
+const char* TrackKindName(const proto::Track& track);
 
 // The pid / tid written for a process or track.
 void AppendPid(const Table& table, uint32_t process, std::string* out);

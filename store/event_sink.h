@@ -54,7 +54,11 @@ class EventSink {
   // appended as " [id]"), `series` the arg key.
   virtual uint32_t CounterTrack(IdToken pid, std::string_view counter,
                                 std::string_view series) = 0;
-  // A lane for async (b/n/e) slices of one process, grouped by name.
+  // The track handle for async (b/n/e) events of one process and name. The
+  // builder decides their track once they are paired: a nest (an id's
+  // outermost slice and the slices of its id paired inside it) lives on the
+  // track of its outermost slice's name, and a name that never starts a
+  // nest gets no track.
   virtual uint32_t AsyncTrack(IdToken pid, std::string_view name) = 0;
   // Instants not of one thread, as Perfetto shows them: those scoped to
   // pid's process ("s":"p"), or with `global` to the whole input ("s":"g";

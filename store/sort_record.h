@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "format/event.h"
+#include "format/nest_layout.h"
 #include "format/tile_codec.h"
 
 namespace tracetable {
@@ -29,6 +30,20 @@ struct SortRecord {
 };
 static_assert(std::is_trivially_copyable_v<SortRecord>);
 static_assert(sizeof(SortRecord) == 64);
+
+// Between matching and lane layout an async slice (kFlagAsync) carries its
+// place in the nest of its id (format/nest_layout.h) in fields such slices
+// do not otherwise use: `value` the root's event id (exact: ids stay far
+// below 2^53), `flow_out` the depth, `flow_in` the height. The track writer
+// reads them and writes the row without them.
+inline void SetAsyncNest(SortRecord* r, const AsyncNest& n) {
+  r->value = static_cast<double>(n.root);
+  r->flow_out = n.depth;
+  r->flow_in = n.height;
+}
+inline AsyncNest GetAsyncNest(const SortRecord& r) {
+  return AsyncNest{static_cast<uint64_t>(r.value), r.flow_out, r.flow_in};
+}
 
 // Order of the main stream: by track, then start, longer first (a parent
 // before the children that start with it), then read order.

@@ -245,13 +245,24 @@ uint32_t TableBuilder::CounterTrack(IdToken pid, std::string_view counter,
 
 uint32_t TableBuilder::AsyncTrack(IdToken pid, std::string_view name) {
   const uint32_t process = Process(pid);
-  std::string key = absl::StrCat(process, "\tA", Av(name));
-  auto [it, inserted] = track_ids_.try_emplace(key, 0);
-  if (inserted) {
-    it->second = NewTrack(process, proto::Track::ASYNC);
-    resources_.mutable_tracks(it->second)->set_name(std::string(name));
-  }
+  auto [it, inserted] = async_group_ids_.try_emplace(absl::StrCat(process, "\t", Av(name)), async_groups_.size());
+  if (inserted) async_groups_.push_back(AsyncGroup{process, std::string(name)});
   return it->second;
+}
+
+uint32_t TableBuilder::InputAsyncKey(uint32_t key) {
+  auto [it, inserted] = input_async_keys_.try_emplace((uint64_t{static_cast<uint32_t>(current_input_)} << 32) | key, 0);
+  if (inserted) it->second = key < strings_.size() ? Intern(absl::StrCat(strings_[key], "|input ", current_input_)) : key;
+  return it->second;
+}
+
+uint32_t TableBuilder::AsyncGroupTrack(uint32_t group) {
+  AsyncGroup& g = async_groups_[group];
+  if (g.track == UINT32_MAX) {
+    g.track = NewTrack(g.process, proto::Track::ASYNC);
+    resources_.mutable_tracks(g.track)->set_name(g.name);
+  }
+  return g.track;
 }
 
 uint32_t TableBuilder::InstantTrack(IdToken pid, bool global) {
@@ -327,6 +338,10 @@ void TableBuilder::Warn(std::string_view message) {
 }
 
 absl::Status TableBuilder::Add(const Event& e) {
+  const bool async = IsMatchKind(e.kind) && e.kind >= EventKind::kAsyncBegin;
+  if (async && e.track >= async_groups_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("async event on track ", e.track, ", which AsyncTrack never gave"));
+  }
   SortRecord r;
   r.track = e.track;
   r.kind = e.kind;
@@ -340,7 +355,7 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.name = e.name;
   r.cat = e.cat;
   r.flags = e.flags;
-  r.flow_id = e.flow_id;
+  r.flow_id = async && current_input_ > 0 ? InputAsyncKey(e.flow_id) : e.flow_id;
   r.flow_out = e.flow_out;
   r.flow_in = e.flow_in;
   r.value = e.value;
@@ -359,7 +374,9 @@ absl::Status TableBuilder::Add(const Event& e) {
   if (memory_ && memory_->IsMemoryEvent(e)) {
     const uint32_t input = std::max(current_input_, 0);
     std::string_view host = current_input_ >= 0 ? std::string_view(meta_.inputs(current_input_).host()) : "";
-    const uint32_t process = e.track < static_cast<uint32_t>(resources_.tracks_size())
+    // Async events carry their group (AsyncTrack), which knows the process.
+    const uint32_t process = async ? async_groups_[e.track].process
+                             : e.track < static_cast<uint32_t>(resources_.tracks_size())
                                  ? resources_.tracks(e.track).process()
                                  : 0;
     if (absl::Status s = memory_->Observe(e, r.id, process, input, host, this); !s.ok()) return s;
@@ -523,7 +540,13 @@ void TableBuilder::Progress(std::string_view stage, double fraction) {
 }
 
 absl::Status TableBuilder::MatchBeginEnd() {
-  std::vector<SortRecord> stack;
+  // Open begins, outermost first; `deepest` is the deepest stack index any
+  // slice nested in the entry has reached (async nests need their height).
+  struct Open {
+    SortRecord begin;
+    uint32_t deepest;
+  };
+  std::vector<Open> stack;
   bool have_group = false;
   bool group_async = false;
   uint32_t group = 0;
@@ -550,7 +573,12 @@ absl::Status TableBuilder::MatchBeginEnd() {
     return thread_times_->Add(t);
   };
   auto flush_unmatched = [&]() -> absl::Status {
-    for (SortRecord& b : stack) {
+    for (size_t i = stack.size(); i-- > 1;) stack[i - 1].deepest = std::max(stack[i - 1].deepest, stack[i].deepest);
+    for (size_t i = 0; i < stack.size(); ++i) {
+      SortRecord& b = stack[i].begin;
+      if (group_async) {
+        SetAsyncNest(&b, {stack.front().begin.id, static_cast<uint32_t>(i), stack[i].deepest - static_cast<uint32_t>(i) + 1});
+      }
       if (absl::Status s = pair_thread_time(b, nullptr); !s.ok()) return s;
       b.kind = EventKind::kSlice;
       b.dur = max_end_ - b.ts;
@@ -575,13 +603,19 @@ absl::Status TableBuilder::MatchBeginEnd() {
     }
     switch (r.kind) {
       case EventKind::kBegin:
-      case EventKind::kAsyncBegin:
-        stack.push_back(r);
+        stack.push_back({r, static_cast<uint32_t>(stack.size())});
         return absl::OkStatus();
+      case EventKind::kAsyncBegin: {
+        // A nest lives on the track of its outermost slice's name.
+        Open o{r, static_cast<uint32_t>(stack.size())};
+        o.begin.track = stack.empty() ? AsyncGroupTrack(r.track) : stack.front().begin.track;
+        stack.push_back(o);
+        return absl::OkStatus();
+      }
       case EventKind::kAsyncInstant: {
         SortRecord n = r;
         n.kind = EventKind::kInstant;
-        if (!stack.empty()) n.track = stack.back().track;
+        n.track = stack.empty() ? AsyncGroupTrack(r.track) : stack.front().begin.track;
         return main_->Add(n);
       }
       default:
@@ -591,8 +625,12 @@ absl::Status TableBuilder::MatchBeginEnd() {
       CountSkipped(async ? "e without matching b" : "E without matching B", 1);
       return absl::OkStatus();
     }
-    SortRecord slice = stack.back();
+    const uint32_t depth = static_cast<uint32_t>(stack.size() - 1);
+    const uint32_t deepest = stack.back().deepest;
+    SortRecord slice = stack.back().begin;
+    if (async) SetAsyncNest(&slice, {stack.front().begin.id, depth, deepest - depth + 1});
     stack.pop_back();
+    if (!stack.empty()) stack.back().deepest = std::max(stack.back().deepest, deepest);
     if (absl::Status s = pair_thread_time(slice, &r); !s.ok()) return s;
     slice.kind = EventKind::kSlice;
     slice.dur = r.ts - slice.ts;

@@ -127,6 +127,12 @@ class TableBuilder : public EventSink {
   absl::Status CheckOutputFree() const;
   uint32_t Process(IdToken pid);
   uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
+  // The track of an async group, made on first use.
+  uint32_t AsyncGroupTrack(uint32_t group);
+  // Async ids pair within their input: the match key of inputs after the
+  // first gets the input's number (inputs of one table are separate traces,
+  // whose ids mean nothing to each other).
+  uint32_t InputAsyncKey(uint32_t key);
   absl::Status PutArgs(uint64_t id, std::string_view json);
   absl::Status FlushArgsBlock();
   absl::Status FlushBatch();
@@ -166,6 +172,18 @@ class TableBuilder : public EventSink {
   proto::ResourceTable resources_;
   absl::flat_hash_map<std::string, uint32_t> process_ids_;
   absl::flat_hash_map<std::string, uint32_t> track_ids_;
+  // Async events carry a group, (process, name), in Event::track until they
+  // are matched; only then is it known which nests are outermost, and only
+  // groups that hold one get a track (a name used only inside other slices
+  // of its id makes no empty track).
+  struct AsyncGroup {
+    uint32_t process = 0;
+    std::string name;
+    uint32_t track = UINT32_MAX;  // none yet
+  };
+  std::vector<AsyncGroup> async_groups_;
+  absl::flat_hash_map<std::string, uint32_t> async_group_ids_;
+  absl::flat_hash_map<uint64_t, uint32_t> input_async_keys_;  // (input, key) -> key of that input
 
   proto::TableMeta meta_;
   int current_input_ = -1;

@@ -49,9 +49,16 @@ TrackWriter::TrackWriter(uint32_t track, bool counter, int num_levels,
 absl::Status TrackWriter::Add(const SortRecord& r) {
   if (absl::Status s = CloseBinsBefore(r.ts); !s.ok()) return s;
   const bool slice = r.kind == EventKind::kSlice;
-  const uint32_t lane = slice ? layout_.Place(r.ts, r.dur) : 0;
+  const bool nested = slice && (r.flags & kFlagAsync);
+  const uint32_t lane = nested  ? nests_.Place(r.ts, r.dur, r.id, GetAsyncNest(r))
+                        : slice ? layout_.Place(r.ts, r.dur)
+                                : 0;
   const int cls = slice ? DurationClass(r.dur, num_levels_) : 0;
   TileRow row = RowFromRecord(r, lane);
+  if (nested) {
+    row.value = 0;
+    row.flow_out = row.flow_in = 0;
+  }
   ++num_events_;
   if (cls + 1 == num_levels_) return Place(row, cls);
   return Insert(cls + 1, row);
@@ -197,7 +204,7 @@ absl::Status TrackWriter::Finish(proto::Track* stats) {
     if (absl::Status s = FlushTile(k, false); !s.ok()) return s;
     if (absl::Status s = FlushTile(k, true); !s.ok()) return s;
   }
-  stats->set_max_depth(layout_.max_lane());
+  stats->set_max_depth(std::max(layout_.max_lane(), nests_.max_lane()));
   stats->set_num_events(num_events_);
   stats->clear_classes();
   for (const proto::ClassExtent& e : extents_) *stats->add_classes() = e;

@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "format/lane_layout.h"
+#include "format/nest_layout.h"
 #include "format/tile_codec.h"
 #include "format/tracetable.pb.h"
 #include "store/sort_record.h"
@@ -71,7 +72,8 @@ class TrackWriter {
   int64_t min_ts_;
   PutFn put_;
   PlaceFn place_;
-  LaneLayout layout_;
+  LaneLayout layout_;  // thread tracks
+  NestLayout nests_;   // async tracks: nested by id
   std::vector<Level> event_tiles_;  // per class: the open tile's rows
   std::vector<Level> levels_;       // per level: bins + summary tile
   std::vector<proto::ClassExtent> extents_;

@@ -193,7 +193,15 @@ absl::StatusOr<Event> EventParser::ThreadEvent(const RawEvent& ev, EventKind kin
   if (!ts.ok()) return ts.status();
   Event e;
   e.kind = kind;
-  e.track = ThreadTrackFor(ev);
+  // Scoped instants belong to no thread: Perfetto and catapult draw them on
+  // a track of their process ("p") or of the whole trace ("g").
+  if (flags & kFlagScopeGlobal) {
+    e.track = sink_->InstantTrack(ev.pid, true);
+  } else if (flags & kFlagScopeProcess) {
+    e.track = sink_->InstantTrack(ev.pid, false);
+  } else {
+    e.track = ThreadTrackFor(ev);
+  }
   e.ts = *ts;
   e.name = strings_.Intern(ev.name);
   e.cat = strings_.Intern(ev.cat);

@@ -122,7 +122,8 @@ class EventParser {
 
   // Phase handlers.
   absl::Status Emit(const RawEvent& ev);
-  // The fields every event on a thread track has (time, track, names, args).
+  // The fields every event on a thread track has (time, track, names, args);
+  // instants scoped "g"/"p" (by `flags`) go to their InstantTrack instead.
   absl::StatusOr<Event> ThreadEvent(const RawEvent& ev, EventKind kind, uint32_t flags);
   absl::Status EmitOnThread(const RawEvent& ev, EventKind kind, uint32_t flags);
   absl::Status EmitSlice(const RawEvent& ev);

@@ -145,9 +145,7 @@ std::string Us(int64_t ps) { return FormatMicros(ps); }
 
 void AppendTrackSummary(const Table& t, uint32_t id, std::string* out) {
   const proto::Track& tr = t.resources().tracks(id);
-  const char* kind = tr.kind() == proto::Track::COUNTER ? "counter"
-                     : tr.kind() == proto::Track::ASYNC ? "async" : "thread";
-  absl::StrAppend(out, "{\"id\":", id, ",\"kind\":\"", kind, "\",\"tid\":");
+  absl::StrAppend(out, "{\"id\":", id, ",\"kind\":\"", TrackKindName(tr), "\",\"tid\":");
   if (tr.kind() == proto::Track::COUNTER) {
     out->append("null");
   } else {
@@ -367,6 +365,7 @@ Reply TableReply(const NamedTable& nt) {
     out.append(",\"host\":");
     AppendJsonString(&out, p.host());
     if (p.has_sort_index()) absl::StrAppend(&out, ",\"sort_index\":", p.sort_index());
+    if (p.global()) out.append(",\"global\":true");
     if (p.labels_size() > 0) {
       out.append(",\"labels\":[");
       for (int k = 0; k < p.labels_size(); ++k) {

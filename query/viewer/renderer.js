@@ -73,6 +73,16 @@ export function forEachItem(entries, track, fn) {
   }
 }
 
+// A track row's label. Instant tracks are named by their scope ("Global
+// instants", "Process instants"): their synthetic tid means nothing; the
+// global one names its host when there are several.
+export function trackLabel(row) {
+  const tr = row.track;
+  if (tr.kind === 'counter') return `${tr.name}${tr.series && tr.series !== tr.name ? ' · ' + tr.series : ''}`;
+  if (tr.kind === 'instants') return `${tr.name}${row.process.global && row.process.host ? ' · ' + row.process.host : ''}`;
+  return `${tr.kind === 'async' ? 'async: ' : ''}${tr.name || 'thread'} ${tr.tid !== null ? '(' + tr.tid + ')' : ''}`;
+}
+
 let hatch = null;
 function hatchPattern(ctx) {
   if (hatch) return hatch;
@@ -135,7 +145,8 @@ export class Renderer {
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, W, H);
     axis.drawGrid(ctx, H);
-    this.log = f.logTrack !== undefined ? { track: f.logTrack, items: [] } : null;
+    this.log = f.logTrack !== undefined ? { track: f.logTrack, items: [], depths: [] } : null;
+    this.labels = [];  // the rows' labels as drawn, top to bottom (for tests)
     this.hitIds = [];  // search matches drawn in this frame
     let drawn = 0;
     ctx.textBaseline = 'middle';
@@ -152,6 +163,7 @@ export class Renderer {
         const labels = p.labels && p.labels.length ? ` [${p.labels.join(', ')}]` : '';
         const label = `${row.collapsed ? '▸' : '▾'} ${p.name || (labels ? '' : 'process')}${labels}  (pid ${p.pid})${p.host ? ' · ' + p.host : ''}`;
         ctx.fillText(label, 6, y + row.h / 2, W - 12);
+        this.labels.push(label);
         continue;
       }
       ctx.strokeStyle = '#eceef1';
@@ -168,9 +180,9 @@ export class Renderer {
       ctx.fillStyle = '#374151';
       ctx.font = '12px system-ui, sans-serif';
       const tr = row.track;
-      const label = tr.kind === 'counter' ? `${tr.name}${tr.series && tr.series !== tr.name ? ' · ' + tr.series : ''}` :
-        `${tr.kind === 'async' ? 'async: ' : ''}${tr.name || 'thread'} ${tr.tid !== null ? '(' + tr.tid + ')' : ''}`;
+      const label = trackLabel(row);
       ctx.fillText(row.pinned ? `pinned · ${label}` : label, 14, y + LANE / 2 + 1, GUTTER - 20);
+      this.labels.push(row.pinned ? `pinned · ${label}` : label);
     }
     ctx.strokeStyle = '#d9dce1';
     ctx.beginPath(); ctx.moveTo(GUTTER - 0.5, 0); ctx.lineTo(GUTTER - 0.5, H); ctx.stroke();
@@ -284,7 +296,10 @@ export class Renderer {
       if (x + w > W + 2) w = W + 2 - x;
       const depth = Math.min(c.lane[i], maxDepth + 1);
       const y = y0 + 2 + depth * LANE;
-      if (log) log.push(summary ? `s:${ts}:${depth}:${c.count[i]}` : `e:${c.id[i]}`);
+      if (log) {
+        log.push(summary ? `s:${ts}:${depth}:${c.count[i]}` : `e:${c.id[i]}`);
+        if (!summary) this.log.depths.push([c.id[i], depth]);
+      }
       // Search matches are outlined even when hidden under a neighbour.
       if (hq && !summary && this.matches(c.name[i], hq, f.strings)) { hits.push(x, y, Math.max(w, 1)); this.hitIds.push(c.id[i]); }
       // Sub-pixel boxes hidden under the previous one on this lane.

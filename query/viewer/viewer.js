@@ -204,17 +204,31 @@ function layout() {
     y += h;
   }
   if (pinY.size) y += 6;
-  const procs = S.table.processes.slice()
+  const sorted = S.table.processes.slice()
     .sort((a, b) => (sortIdx(a, Number(a.pid) || 0) - sortIdx(b, Number(b.pid) || 0)) ||
       String(a.pid).localeCompare(String(b.pid), undefined, { numeric: true }));
-  const kindOrder = { thread: 0, async: 1, counter: 2 };
+  // An input's global instants (its "global" process) go right above the
+  // first process of its host, as Perfetto puts global tracks above the
+  // processes.
+  const globals = sorted.filter((p) => p.global), procs = [];
+  for (const p of sorted) {
+    if (p.global) continue;
+    for (let i = 0; i < globals.length; i++) {
+      if (globals[i].host === p.host) procs.push(...globals.splice(i--, 1));
+    }
+    procs.push(p);
+  }
+  procs.unshift(...globals);
+  // A process's scoped instants sit at its top.
+  const kindOrder = { instants: -1, thread: 0, async: 1, counter: 2 };
   for (const p of procs) {
     if (!p.tracks.length) continue;
     const tracks = p.tracks.slice().sort((a, b) => (kindOrder[a.kind] - kindOrder[b.kind]) ||
       (sortIdx(a, 0) - sortIdx(b, 0)) || (Number(a.tid) || 0) - (Number(b.tid) || 0) || a.id - b.id);
     const shown = !S.host || p.host === S.host;
-    const collapsed = S.collapsed.has(p.id);
-    if (shown) { rows.push({ kind: 'process', y, h: PROC_H, process: p, collapsed }); y += PROC_H; }
+    // The global process is no process: its track has no header to fold.
+    const collapsed = !p.global && S.collapsed.has(p.id);
+    if (shown && !p.global) { rows.push({ kind: 'process', y, h: PROC_H, process: p, collapsed }); y += PROC_H; }
     for (let i = 0; i < tracks.length; i += GROUP_TRACKS) {
       const chunk = tracks.slice(i, i + GROUP_TRACKS);
       const g = { key: chunk.map((tr) => tr.id).join(','), tracks: chunk.map((tr) => tr.id), y0: y, y1: y, shown: shown && !collapsed,
@@ -427,7 +441,8 @@ function draw() {
   if (S.selected) panels.refreshFlows(S.selected);
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
-  if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, level, view: axis.view.slice(),
+  tt.rowLabels = renderer.labels;
+  if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, depths: renderer.log.depths, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };
   S.frame = frame;
   memory.draw();

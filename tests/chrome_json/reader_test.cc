@@ -88,6 +88,26 @@ TEST(ChromeJsonPhases, InstantsCarryTheirScope) {
   EXPECT_EQ(sink.events[3].event.flags, 0u);
   EXPECT_EQ(sink.events[4].name, "mark");
   EXPECT_EQ(sink.events[5].event.flags, 0u);
+  // Scoped instants sit on their process's or the input's instant track, as
+  // Perfetto shows them; the others stay on their thread.
+  EXPECT_EQ(sink.events[0].track, "instants global");
+  EXPECT_EQ(sink.events[1].track, "instants n:1");
+  for (int i = 2; i < 6; ++i) EXPECT_EQ(sink.events[i].track, "thread n:1 n:1") << i;
+}
+
+TEST(ChromeJsonPhases, GlobalInstantsNeedNoThread) {
+  CollectingSink sink;
+  ASSERT_TRUE(ReadText(R"([
+    {"ph":"i","name":"a","s":"g","pid":7,"tid":8,"ts":1},
+    {"ph":"i","name":"b","s":"g","ts":2},
+    {"ph":"I","name":"c","s":"p","pid":"browser","tid":3,"ts":3}
+  ])", &sink).ok());
+  ASSERT_EQ(sink.events.size(), 3u);
+  EXPECT_EQ(sink.events[0].track, "instants global");
+  EXPECT_EQ(sink.events[1].track, "instants global");
+  EXPECT_EQ(sink.events[2].track, "instants s:browser");
+  // No thread track was made for them.
+  for (const std::string& t : sink.tracks) EXPECT_FALSE(t.starts_with("thread")) << t;
 }
 
 TEST(ChromeJsonPhases, CounterGivesOneSamplePerNumericArg) {

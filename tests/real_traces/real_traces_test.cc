@@ -88,7 +88,9 @@ std::multiset<Portable> PortableEvents(const Table& t) {
     const proto::Track& tr = t.resources().tracks(i.track);
     const proto::Process& p = t.resources().processes(tr.process());
     const bool counter = tr.kind() == proto::Track::COUNTER;
-    out.insert({p.pid(), counter ? tr.name() + "/" + tr.series() : std::to_string(tr.out_tid()),
+    // Instant and async tracks are known by their names; their tids are made up.
+    const bool named = tr.kind() == proto::Track::INSTANTS || tr.kind() == proto::Track::ASYNC;
+    out.insert({p.pid(), counter ? tr.name() + "/" + tr.series() : named ? tr.name() : std::to_string(tr.out_tid()),
                 static_cast<int>(i.row.kind), std::string(t.String(i.row.name)),
                 std::string(t.String(i.row.cat)),
                 FormatMicros(origin + i.row.ts),
