@@ -54,7 +54,6 @@ class TopLevelReader {
  public:
   TopLevelReader(std::string path, ByteSource* source, EventSink* sink, const ReadOptions& opts)
       : path_(std::move(path)),
-        progress_(opts.progress),
         source_(source),
         sink_(sink),
         parallel_(opts.parallel),
@@ -138,7 +137,6 @@ class TopLevelReader {
   }
 
   const std::string path_;
-  const ByteSource::Progress progress_;
   ByteSource* source_;
   std::unique_ptr<ByteSource> reopened_;  // after a Rewind
   EventSink* sink_;
@@ -393,7 +391,8 @@ absl::StatusOr<size_t> TopLevelReader::FindRun() {
 absl::Status TopLevelReader::Rewind(uint64_t offset) {
   // The bytes are gone from the window (and a gzip stream cannot seek):
   // open the file again and skip to `offset`. Only damaged input gets here.
-  absl::StatusOr<std::unique_ptr<ByteSource>> reopened = ByteSource::Open(path_, progress_);
+  // No progress from it: the bytes before `offset` were counted once.
+  absl::StatusOr<std::unique_ptr<ByteSource>> reopened = ByteSource::Open(path_, nullptr);
   if (!reopened.ok()) return reopened.status();
   std::vector<char> skip(size_t{1} << 20);
   for (uint64_t left = offset; left > 0;) {
