@@ -13,7 +13,9 @@ namespace {
 using pipeline::Batch;
 using pipeline::Op;
 
-constexpr size_t kBatchOps = 16384;
+// About 0.85 MB of Ops: small enough that the batches of runs in flight, each
+// partly filled, cost little beyond their text.
+constexpr size_t kBatchOps = 4096;
 
 }  // namespace
 

@@ -15,9 +15,10 @@ struct ParallelRuns::Worker {
 };
 
 namespace {
-// Runs in flight hold copies of their text and recordings (about three times
-// the text): this bounds the total at any thread count.
-constexpr size_t kInFlightBytes = size_t{32} << 20;
+// Runs in flight hold copies of their text, their recordings (batches of
+// about 0.85 MB per 0.4 MB of text) and a parser each: this bounds the text,
+// so the rest, at any thread count.
+constexpr size_t kInFlightBytes = size_t{8} << 20;
 constexpr size_t kMaxRunBytes = size_t{4} << 20;
 constexpr size_t kMinRunBytes = size_t{256} << 10;
 }  // namespace
@@ -25,8 +26,9 @@ constexpr size_t kMinRunBytes = size_t{256} << 10;
 ParallelRuns::ParallelRuns(PipelineQueue* queue, InputClock* clock, ProducerSink* reader_sink,
                            const ParallelOptions& options)
     : queue_(queue), clock_(clock), reader_sink_(reader_sink), threads_(std::max(options.threads, 1)) {
-  // Two runs per worker keep every worker busy while the builder applies.
-  max_in_flight_ = 2 * static_cast<size_t>(threads_) + 2;
+  // One run per worker, one the builder applies and one waiting keep every
+  // worker busy.
+  max_in_flight_ = static_cast<size_t>(threads_) + 2;
   run_bytes_ = options.run_bytes > 0
                    ? options.run_bytes
                    : std::clamp(kInFlightBytes / max_in_flight_, kMinRunBytes, kMaxRunBytes);
