@@ -10,6 +10,10 @@
 //    chunk refills. Used for an event cut by the window's end, for the end
 //    of the input (truncation), and to reread a run that had a JSON error,
 //    so that errors are always reported from here with exact offsets.
+// With ReadOptions::parallel, the runs the fast path would parse are copied
+// to worker threads instead (parallel_runs.h) once the input's first time is
+// known; a run that stops at an error sends this reader back to the stop,
+// from where it goes on as it would have (careful path up to the run's end).
 #include "ingest/chrome_json/reader.h"
 
 #include <algorithm>
