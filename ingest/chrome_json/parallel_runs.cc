@@ -18,7 +18,7 @@ namespace {
 // Runs in flight hold copies of their text, their recordings (batches of
 // about 0.85 MB per 0.4 MB of text) and a parser each: this bounds the text,
 // so the rest, at any thread count.
-constexpr size_t kInFlightBytes = size_t{8} << 20;
+constexpr size_t kInFlightBytes = size_t{4} << 20;
 constexpr size_t kMaxRunBytes = size_t{4} << 20;
 constexpr size_t kMinRunBytes = size_t{256} << 10;
 }  // namespace
