@@ -1,4 +1,4 @@
-// tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE] [--strict]
+// tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE] [--strict] [--threads N]
 #include <unistd.h>
 
 #include <atomic>
@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -120,6 +121,7 @@ int IngestMain(int argc, char** argv) {
       "<logdir>/plugins/profile/<run>/). Several inputs become hosts of one table.\n\noptions");
   std::vector<std::string> inputs;
   std::string output, budget = "1G";
+  int threads = 0;
   opts.add_options()
       ("help,h", "show this help")
       ("output,o", po::value(&output), "the .tracetable directory to create")
@@ -128,6 +130,8 @@ int IngestMain(int argc, char** argv) {
       ("force", "replace OUT if it is a tracetable (anything else at OUT is refused)")
       ("strict", "fail on the first bad event or truncated input instead of skipping it "
                  "(by default bad events are skipped, counted and reported at the end)")
+      ("threads", po::value(&threads)->default_value(0),
+       "threads parsing a JSON input (0: one per core); the table is the same at any count")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took")
       ("no-memory-profile", "do not derive the memory profile (to measure what it costs)");
@@ -138,6 +142,8 @@ int IngestMain(int argc, char** argv) {
   absl::StatusOr<uint64_t> budget_bytes = ParseSize(budget);
   if (!budget_bytes.ok()) return Fail("ingest", budget_bytes.status().message());
   if (*budget_bytes < (16ull << 20)) return Fail("ingest", "--memory-budget must be at least 16M");
+  if (threads < 0) return Fail("ingest", "--threads must be 0 (one per core) or more");
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
   if (!files.ok()) return Fail("ingest", files.status().message());
 
@@ -164,7 +170,7 @@ int IngestMain(int argc, char** argv) {
   for (const InputFile& f : *files) total_bytes += f.bytes;
   if (absl::Status s = ReadInputs(*files, builder.get(), [&](uint64_t done, uint64_t total) {
         progress.Reading(done, total, builder->events_added());
-      }, vm.count("strict") > 0);
+      }, ReadInputsOptions{.strict = vm.count("strict") > 0, .threads = threads});
       !s.ok()) {
     progress.Done();
     builder.reset();

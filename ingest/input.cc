@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "ingest/chrome_json/parallel_runs.h"
 #include "ingest/chrome_json/reader.h"
 #include "ingest/xspace/reader.h"
 #include "store/pipelined_sink.h"
@@ -77,24 +78,30 @@ absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::strin
 }
 
 absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
-                        const ProgressFn& progress, bool strict) {
-  PipelineQueue queue(static_cast<int>(inputs.size()));
+                        const ProgressFn& progress, const ReadInputsOptions& options) {
+  PipelineQueue queue;
   uint64_t total = 0;
   for (const InputFile& f : inputs) total += f.bytes;
   absl::Status read_status;
   std::thread reader([&] {
     uint64_t base = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      ProducerSink sink(&queue, static_cast<int>(i));
-      if (read_status.ok()) {
-        read_status = ReadInput(inputs[i], &sink, [&](uint64_t done, uint64_t) {
-          if (progress) progress(base + done, total);
-        }, strict);
-        if (!read_status.ok()) queue.Fail(read_status);
+    for (size_t i = 0; i < inputs.size() && read_status.ok(); ++i) {
+      InputClock clock;
+      ProducerSink sink(&queue, &clock);
+      std::unique_ptr<chrome_json::ParallelRuns> parallel;
+      if (options.threads > 1 && inputs[i].kind == InputFile::Kind::kChromeJson) {
+        parallel = std::make_unique<chrome_json::ParallelRuns>(
+            &queue, &clock, &sink, chrome_json::ParallelOptions{options.threads, options.run_bytes});
       }
+      read_status = ReadInput(inputs[i], &sink, [&](uint64_t done, uint64_t) {
+        if (progress) progress(base + done, total);
+      }, options.strict, parallel.get());
+      if (!read_status.ok()) queue.Fail(read_status);
+      parallel.reset();  // its threads are done with the queue
       sink.Close();
       base += inputs[i].bytes;
     }
+    queue.Finish();
   });
   absl::Status build_status = queue.Drain(builder);
   reader.join();
@@ -105,13 +112,14 @@ absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* buil
 }
 
 absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress,
-                       bool strict) {
+                       bool strict, chrome_json::ParallelRuns* parallel) {
   if (input.kind == InputFile::Kind::kXSpace) {
     return ReadXSpace(input.path, input.host, sink, progress);
   }
   ReadOptions options;
   options.progress = progress;
   options.strict = strict;
+  options.parallel = parallel;
   return ReadChromeJson(input.path, input.host, sink, options);
 }
 

@@ -15,6 +15,10 @@
 
 namespace tracetable {
 
+namespace chrome_json {
+class ParallelRuns;
+}  // namespace chrome_json
+
 struct InputFile {
   enum class Kind { kChromeJson, kXSpace };
   std::string path;
@@ -31,15 +35,27 @@ absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::strin
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 // `strict`: a bad event or a truncated input fails the read instead of being
 // skipped and reported (Chrome JSON; see ingest/chrome_json/reader.h).
+// `parallel`: parse a Chrome JSON input's events on its threads.
 absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn& progress,
-                       bool strict = false);
+                       bool strict = false, chrome_json::ParallelRuns* parallel = nullptr);
 
-// Reads every input into `builder` with two threads: one parses (inputs one
-// after another, so tables are deterministic), the calling thread builds.
-// `progress` gets bytes done over all inputs and is called on the parsing
-// thread. The first failure wins; the builder is then unusable.
+struct ReadInputsOptions {
+  bool strict = false;
+  // Threads parsing one Chrome JSON input; 1 parses on the reading thread.
+  // The table is the same at every count.
+  int threads = 1;
+  // Bytes of events per parallel run; 0 chooses (a test hook).
+  size_t run_bytes = 0;
+};
+
+// Reads every input into `builder`: one thread reads (inputs one after
+// another, so tables are deterministic) and parses, or hands runs of events
+// to `threads` parsing threads; the calling thread builds, applying the
+// parsed calls in input order. `progress` gets bytes done over all inputs
+// and is called on the reading thread. The first failure wins; the builder
+// is then unusable.
 absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
-                        const ProgressFn& progress, bool strict = false);
+                        const ProgressFn& progress, const ReadInputsOptions& options = {});
 
 }  // namespace tracetable
 

@@ -1,5 +1,7 @@
 #include "store/pipelined_sink.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/time.h"
@@ -11,12 +13,15 @@ namespace {
 using pipeline::Batch;
 using pipeline::Op;
 
-constexpr size_t kBatchOps = 16384;
+// About 0.85 MB of Ops: small enough that the batches of runs in flight, each
+// partly filled, cost little beyond their text.
+constexpr size_t kBatchOps = 4096;
 
 }  // namespace
 
-ProducerSink::ProducerSink(PipelineQueue* queue, int producer)
-    : queue_(queue), producer_(producer), batch_(queue->NewBatch(producer)) {
+ProducerSink::ProducerSink(PipelineQueue* queue, InputClock* clock)
+    : queue_(queue), clock_(clock), producer_(queue->NewProducer()),
+      batch_(queue->NewBatch(producer_)) {
   strings_[""] = 0;
 }
 
@@ -37,15 +42,20 @@ Op& ProducerSink::Push(Op::Type type) {
 
 void ProducerSink::Send() {
   if (batch_->used == 0) return;
-  queue_->Push(std::move(batch_));
+  if (slot_ < 0) slot_ = queue_->AddSlot(/*streaming=*/true);
+  queue_->Push(slot_, std::move(batch_));
   batch_ = queue_->NewBatch(producer_);
 }
 
-void ProducerSink::Close() {
-  if (closed_) return;
-  closed_ = true;
+void ProducerSink::UseSlot(int slot) {
+  EndSlot();
+  slot_ = slot;
+}
+
+void ProducerSink::EndSlot() {
   Send();
-  queue_->Close(producer_);
+  if (slot_ >= 0) queue_->CloseSlot(slot_);
+  slot_ = -1;
 }
 
 void ProducerSink::BeginInput(std::string_view path, std::string_view host) {
@@ -64,12 +74,12 @@ uint32_t ProducerSink::Intern(std::string_view s) {
 }
 
 absl::StatusOr<int64_t> ProducerSink::ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) {
-  if (!have_origin_) {
-    have_origin_ = true;
-    origin_ns_ = abs_ns;
+  if (!clock_->have_origin) {
+    clock_->have_origin = true;
+    clock_->origin_ns = abs_ns;
     Push(Op::kOrigin).number = abs_ns;
   }
-  return RelativePs(abs_ns, sub_ns_ps, origin_ns_);
+  return RelativePs(abs_ns, sub_ns_ps, clock_->origin_ns);
 }
 
 uint32_t ProducerSink::Track(Op::Type type, IdToken pid, std::string_view x, IdToken tid,
@@ -171,15 +181,75 @@ void ProducerSink::CountSkipped(std::string_view reason, uint64_t n) {
 
 void ProducerSink::Warn(std::string_view message) { Push(Op::kWarn).a = std::string(message); }
 
-PipelineQueue::PipelineQueue(int producers, size_t max_batches)
-    : max_batches_(max_batches), open_producers_(producers), translations_(producers) {}
+PipelineQueue::PipelineQueue(size_t max_batches) : max_batches_(max_batches) {}
 
-void PipelineQueue::Push(std::unique_ptr<Batch> batch) {
+int PipelineQueue::NewProducer() {
+  std::lock_guard<std::mutex> lock(mu_);
+  translations_.emplace_back();
+  return static_cast<int>(translations_.size()) - 1;
+}
+
+int PipelineQueue::AddSlot(bool streaming) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& s = slots_.emplace_back();
+  s.streaming = streaming;
+  const int slot = first_slot_ + static_cast<int>(slots_.size()) - 1;
+  s.discarded = slot >= discard_from_;
+  return slot;
+}
+
+void PipelineQueue::Push(int slot, std::unique_ptr<Batch> batch) {
   std::unique_lock<std::mutex> lock(mu_);
-  not_full_.wait(lock, [&] { return batches_.size() < max_batches_ || !failure_.ok(); });
+  Slot* s = &slots_[static_cast<size_t>(slot - first_slot_)];
+  if (s->streaming) {
+    // Slots before this one are closed or never block, so the consumer
+    // always gets to this one and frees room.
+    changed_.wait(lock, [&] { return queued_ < max_batches_ || !failure_.ok(); });
+    s = &slots_[static_cast<size_t>(slot - first_slot_)];
+  }
   if (!failure_.ok()) return;  // nobody will read it
-  batches_.push_back(std::move(batch));
-  not_empty_.notify_one();
+  if (s->discarded) {
+    if (free_.size() < max_batches_ + 2) free_.push_back(std::move(batch));
+    return;
+  }
+  s->batches.push_back(std::move(batch));
+  ++queued_;
+  changed_.notify_all();
+}
+
+void PipelineQueue::CloseSlot(int slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_[static_cast<size_t>(slot - first_slot_)].closed = true;
+  changed_.notify_all();
+}
+
+void PipelineQueue::DiscardFrom(int slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  discard_from_ = std::min(discard_from_, slot);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (first_slot_ + static_cast<int>(i) < discard_from_ || s.discarded) continue;
+    s.discarded = true;
+    queued_ -= s.batches.size();
+    s.batches.clear();
+  }
+  changed_.notify_all();
+}
+
+void PipelineQueue::EndDiscard() {
+  std::lock_guard<std::mutex> lock(mu_);
+  discard_from_ = INT_MAX;
+}
+
+void PipelineQueue::WaitApplied(int slot) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return first_slot_ > slot || !failure_.ok(); });
+}
+
+void PipelineQueue::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_ = true;
+  changed_.notify_all();
 }
 
 std::unique_ptr<Batch> PipelineQueue::NewBatch(int producer) {
@@ -200,18 +270,12 @@ std::unique_ptr<Batch> PipelineQueue::NewBatch(int producer) {
   return b;
 }
 
-void PipelineQueue::Close(int producer) {
-  std::lock_guard<std::mutex> lock(mu_);
-  --open_producers_;
-  not_empty_.notify_one();
-}
-
 void PipelineQueue::Fail(const absl::Status& status) {
   std::lock_guard<std::mutex> lock(mu_);
   if (failure_.ok()) failure_ = status;
-  batches_.clear();
-  not_full_.notify_all();
-  not_empty_.notify_all();
+  for (Slot& s : slots_) s.batches.clear();
+  queued_ = 0;
+  changed_.notify_all();
 }
 
 absl::Status PipelineQueue::failure() {
@@ -222,28 +286,40 @@ absl::Status PipelineQueue::failure() {
 absl::Status PipelineQueue::Drain(TableBuilder* sink) {
   for (;;) {
     std::unique_ptr<Batch> batch;
+    Translation* tr = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      not_empty_.wait(lock, [&] { return !batches_.empty() || open_producers_ == 0; });
-      if (batches_.empty()) return failure_;
-      batch = std::move(batches_.front());
-      batches_.pop_front();
-      not_full_.notify_one();
+      changed_.wait(lock, [&] {
+        if (!failure_.ok()) return true;
+        if (slots_.empty()) return finished_;
+        return !slots_.front().batches.empty() || slots_.front().closed;
+      });
+      if (!failure_.ok()) {
+        // Drop the rest; the reading side stops at its next Add().
+        changed_.wait(lock, [&] { return finished_; });
+        return failure_;
+      }
+      if (slots_.empty()) return absl::OkStatus();
+      Slot& s = slots_.front();
+      if (s.batches.empty()) {
+        slots_.pop_front();
+        ++first_slot_;
+        changed_.notify_all();
+        continue;
+      }
+      batch = std::move(s.batches.front());
+      s.batches.pop_front();
+      --queued_;
+      tr = &translations_[static_cast<size_t>(batch->producer)];
+      changed_.notify_all();
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!failure_.ok()) continue;  // drop the rest, wait for producers to close
-    }
-    if (absl::Status s = Apply(sink, *batch); !s.ok()) Fail(s);
+    if (absl::Status s = Apply(sink, *tr, *batch); !s.ok()) Fail(s);
     std::lock_guard<std::mutex> lock(mu_);
     if (free_.size() < max_batches_ + 2) free_.push_back(std::move(batch));
   }
 }
 
-absl::Status PipelineQueue::Apply(TableBuilder* sink, Batch& batch) {
-  Translation& tr = translations_[batch.producer];
-  if (tr.input >= 0) sink->SwitchInput(tr.input);
-  if (tr.strings.empty()) tr.strings.push_back(0);
+absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& batch) {
   for (size_t i = 0; i < batch.used; ++i) {
     Op& op = batch.ops[i];
     const IdToken pid{op.a, op.pid_number};
@@ -251,7 +327,8 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Batch& batch) {
     switch (op.type) {
       case Op::kBeginInput:
         sink->BeginInput(op.a, op.b);
-        tr.input = sink->current_input();
+        input_ = sink->current_input();
+        offset_ps_ = 0;
         break;
       case Op::kString:
         tr.strings.push_back(sink->Intern(op.a));
@@ -259,16 +336,16 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Batch& batch) {
       case Op::kOrigin: {
         absl::StatusOr<int64_t> rel = sink->ToRelativePs(op.number, 0);
         if (rel.ok()) {
-          tr.offset_ps = *rel;
+          offset_ps_ = *rel;
           break;
         }
         // Another clock domain (relative vs epoch times): start this input
         // where the first one started, and say so.
         const int64_t first_origin_ns = sink->origin_ns();
         const int64_t shift = first_origin_ns - op.number;
-        tr.offset_ps = 0;
+        offset_ps_ = 0;
         sink->SetInputClockShift(shift);
-        sink->Warn(absl::StrCat("input ", tr.input, ": timestamps start ", op.number,
+        sink->Warn(absl::StrCat("input ", input_, ": timestamps start ", op.number,
                                 " ns, too far from the first input's ", first_origin_ns,
                                 " ns to share a table; shifted by ", shift,
                                 " ns to start with it"));
@@ -318,7 +395,7 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Batch& batch) {
         e.flow_id = tr.strings[e.flow_id];
         e.flow_in = tr.strings[e.flow_in];
         e.flow_out = tr.strings[e.flow_out];
-        const __int128 ts = static_cast<__int128>(e.ts) + tr.offset_ps;
+        const __int128 ts = static_cast<__int128>(e.ts) + offset_ps_;
         if (ts > INT64_MAX / 2 || ts < INT64_MIN / 2) {
           return absl::OutOfRangeError("timestamps of the inputs are too far apart for one table");
         }

@@ -1,23 +1,42 @@
 // Pipelined ingest: readers run on their own threads and hand their sink calls
 // in batches to one consumer that applies them to the real sink (the table
-// builder), so parsing and building use different cores, and several inputs
-// parse at once.
+// builder), so parsing and building use different cores, and one input's
+// events can be parsed on several threads at once.
 //
-// Each reader gets a ProducerSink. It answers Intern, track and time calls
-// itself, with ids local to that reader, and records every call in order;
-// the consumer (Drain) translates local ids to the builder's and replays the
-// calls. Translation is an array lookup per id; each distinct string is
-// interned into the builder once per reader.
+// Each ProducerSink answers Intern, track and time calls itself, with ids
+// local to that producer, and records every call in order; the consumer
+// (Drain) translates local ids to the builder's and replays the calls.
+// Translation is an array lookup per id; each distinct string is interned
+// into the builder once per producer.
+//
+// Order: a producer's batches go into slots, and Drain applies slots in the
+// order they were added (AddSlot), whichever thread fills them and whenever
+// they fill. A producer that is handed no slot (UseSlot) adds one itself
+// when it first sends, so a lone reader needs no slot bookkeeping. Replaying
+// in slot order makes the table the same as if one thread had made every
+// call, in that order: strings and tracks the builder has not seen are
+// created at their first use in slot order.
 //
 // Contract:
-//  - ProducerSink is used by one reader thread; Drain by one consumer thread.
-//  - Call Close() on a ProducerSink when its reader returns (ok or not).
+//  - A ProducerSink is used by one thread at a time; Drain by one consumer.
+//  - Producers of one input share an InputClock: the first time any of them
+//    converts is the input's origin (recorded in that producer's slot, which
+//    must come first among the input's timed events).
+//  - Every slot is closed (EndSlot, Close) and the reading side calls
+//    Finish() once no slot will be added; Drain returns after the last slot.
+//  - DiscardFrom(slot) drops that slot and every later one until EndDiscard:
+//    their batches are never applied (a parallel reader's speculation that
+//    turned out wrong).
 //  - If the consumer fails (e.g. spilling failed), producers' Add() returns
 //    that error from then on, so readers stop.
-//  - Memory: at most `max_batches` batches of about kBatchOps calls wait.
+//  - Memory: a slot added by a producer itself (a streaming reader) blocks
+//    its sender while `max_batches` batches wait; slots handed out with
+//    UseSlot never block (their owner bounds how many are in flight, see
+//    WaitApplied).
 #ifndef TRACETABLE_STORE_PIPELINED_SINK_H_
 #define TRACETABLE_STORE_PIPELINED_SINK_H_
 
+#include <climits>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -59,11 +78,17 @@ struct Batch {
 
 }  // namespace pipeline
 
+// The origin of one input's times, shared by the producers of that input.
+struct InputClock {
+  bool have_origin = false;
+  int64_t origin_ns = 0;
+};
+
 class PipelineQueue;
 
 class ProducerSink : public EventSink {
  public:
-  ProducerSink(PipelineQueue* queue, int producer);
+  ProducerSink(PipelineQueue* queue, InputClock* clock);
   ~ProducerSink() override;
 
   void BeginInput(std::string_view path, std::string_view host) override;
@@ -83,8 +108,13 @@ class ProducerSink : public EventSink {
   void CountSkipped(std::string_view reason, uint64_t n = 1) override;
   void Warn(std::string_view message) override;
 
-  // Sends what is buffered and tells the consumer this producer is done.
-  void Close();
+  // Calls from now on go to `slot` (from PipelineQueue::AddSlot).
+  void UseSlot(int slot);
+  // Sends what is buffered and closes the current slot; later calls go to a
+  // new slot.
+  void EndSlot();
+  // EndSlot, when the reader is done (ok or not).
+  void Close() { EndSlot(); }
 
  private:
   pipeline::Op& Push(pipeline::Op::Type type);
@@ -93,49 +123,71 @@ class ProducerSink : public EventSink {
   void Send();
 
   PipelineQueue* queue_;
+  InputClock* clock_;
   int producer_;
+  int slot_ = -1;
   std::unique_ptr<pipeline::Batch> batch_;
   absl::flat_hash_map<std::string, uint32_t> strings_;
   absl::flat_hash_map<std::string, uint32_t> tracks_;
   uint32_t next_track_ = 0;
-  bool have_origin_ = false;
-  int64_t origin_ns_ = 0;
-  bool closed_ = false;
 };
 
 class PipelineQueue {
  public:
-  explicit PipelineQueue(int producers, size_t max_batches = 8);
+  explicit PipelineQueue(size_t max_batches = 8);
 
-  // Applies every producer's calls to `sink` until all producers closed.
-  // Returns the first failure (the producers then see it from Add()).
+  // Applies every slot's calls to `sink`, in slot order, until Finish() was
+  // called and every slot is applied. Returns the first failure (the
+  // producers then see it from Add()).
   absl::Status Drain(TableBuilder* sink);
 
   // Producer side.
-  void Push(std::unique_ptr<pipeline::Batch> batch);
+  int NewProducer();
+  // A new slot after every slot added so far. `streaming`: its sender may
+  // block (see the header comment).
+  int AddSlot(bool streaming);
+  void Push(int slot, std::unique_ptr<pipeline::Batch> batch);
+  void CloseSlot(int slot);
   std::unique_ptr<pipeline::Batch> NewBatch(int producer);
-  void Close(int producer);
+  void DiscardFrom(int slot);
+  void EndDiscard();
+  // Waits until `slot` was applied or dropped (or the queue failed).
+  void WaitApplied(int slot);
+  // No more slots will be added.
+  void Finish();
   absl::Status failure();
   // Stops everything: producers see `status` from Add(), Drain returns it.
   void Fail(const absl::Status& status);
 
  private:
-  absl::Status Apply(TableBuilder* sink, pipeline::Batch& batch);
-
   struct Translation {
-    std::vector<uint32_t> strings;
+    std::vector<uint32_t> strings{0};
     std::vector<uint32_t> tracks;
-    int input = -1;
-    int64_t offset_ps = 0;  // local relative time -> table relative time
+  };
+  absl::Status Apply(TableBuilder* sink, Translation& tr, pipeline::Batch& batch);
+
+  struct Slot {
+    std::deque<std::unique_ptr<pipeline::Batch>> batches;
+    bool streaming = false;
+    bool closed = false;
+    bool discarded = false;
   };
   std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<std::unique_ptr<pipeline::Batch>> batches_;
+  std::condition_variable changed_;  // slots, batches, progress, failure
+  std::deque<Slot> slots_;           // slots_[0] is slot first_slot_
+  int first_slot_ = 0;
+  size_t queued_ = 0;                // batches waiting in all slots
   std::vector<std::unique_ptr<pipeline::Batch>> free_;
   size_t max_batches_;
-  int open_producers_;
+  int discard_from_ = INT_MAX;
+  bool finished_ = false;
   absl::Status failure_;
-  std::vector<Translation> translations_;
+  // Producer side: producers' translations are created under mu_, used
+  // only by the consumer.
+  std::deque<Translation> translations_;
+  // Consumer side: the input being applied.
+  int64_t offset_ps_ = 0;  // input relative time -> table relative time
+  int input_ = -1;
 };
 
 }  // namespace tracetable

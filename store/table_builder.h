@@ -103,10 +103,9 @@ class TableBuilder : public EventSink {
   void CountSkipped(std::string_view reason, uint64_t n = 1) override;
   void Warn(std::string_view message) override;
 
-  // Inputs read in parallel (store/pipelined_sink.h) take turns: identities
-  // of processes and threads are scoped to the current input.
+  // The input of the last BeginInput (store/pipelined_sink.h replays inputs
+  // one after another): identities of processes and threads are scoped to it.
   int current_input() const { return current_input_; }
-  void SwitchInput(int input) { current_input_ = input; }
   // Records how many bytes input `index` (BeginInput order) had, for `info`.
   void SetInputBytesOf(int index, uint64_t bytes);
   void SetInputClockShift(int64_t shift_ns);

@@ -8,9 +8,13 @@
 namespace tracetable {
 namespace {
 
+// A bin's rows come out of a hash map, whose order differs between runs:
+// the order must be total (one row per kind group and lane) so the tiles
+// are the same bytes every time.
 bool TsLess(const TileRow& a, const TileRow& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
-  return a.lane < b.lane;
+  if (a.lane != b.lane) return a.lane < b.lane;
+  return KindGroup(a.kind) < KindGroup(b.kind);
 }
 
 // Counters: the first, min, max and last of `candidates`, each once.

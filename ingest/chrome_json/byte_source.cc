@@ -13,6 +13,10 @@ namespace tracetable::chrome_json {
 namespace {
 
 constexpr size_t kRawChunk = 1 << 20;  // compressed bytes per read
+// Inflated bytes per chunk handed from the inflating thread, and how many
+// may wait.
+constexpr size_t kInflatedChunk = size_t{4} << 20;
+constexpr size_t kInflatedAhead = 2;
 
 absl::Status PathError(const std::string& path, int err, bool not_found) {
   std::string msg = absl::StrCat(path, ": cannot read: ", std::strerror(err));
@@ -46,11 +50,20 @@ absl::StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(
     src->gzip_ = true;
     src->errors_.gzip = true;
     if (absl::Status s = src->InitGzip(); !s.ok()) return s;
+    src->inflater_ = std::thread([p = src.get()] { p->Inflate(); });
   }
   return src;
 }
 
 ByteSource::~ByteSource() {
+  if (inflater_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      changed_.notify_all();
+    }
+    inflater_.join();
+  }
   if (zs_init_) inflateEnd(&zs_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -87,8 +100,68 @@ absl::StatusOr<bool> ByteSource::ReadRaw() {
   }
 }
 
+void ByteSource::Inflate() {
+  while (true) {
+    Inflated chunk;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return ready_.size() < kInflatedAhead || stop_; });
+      if (stop_) return;
+      if (!spare_.empty()) {
+        chunk.bytes = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    chunk.bytes.resize(kInflatedChunk);
+    // Fill the chunk: ReadGzip stops after each zlib call that produced.
+    absl::Status status;
+    while (chunk.len < chunk.bytes.size()) {
+      absl::StatusOr<size_t> got = ReadGzip(chunk.bytes.data() + chunk.len, chunk.bytes.size() - chunk.len);
+      if (!got.ok()) {
+        status = got.status();
+        break;
+      }
+      if (*got == 0) break;
+      chunk.len += *got;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (chunk.len > 0) ready_.push_back(std::move(chunk));
+    if (!status.ok() || stream_end_) {
+      inflate_status_ = status;
+      inflated_all_ = true;
+      changed_.notify_all();
+      return;
+    }
+    changed_.notify_all();
+  }
+}
+
+absl::StatusOr<size_t> ByteSource::ReadInflated(char* dst, size_t cap) {
+  if (current_pos_ == current_.len) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!current_.bytes.empty()) spare_.push_back(std::move(current_.bytes));
+    current_ = Inflated();
+    current_pos_ = 0;
+    changed_.wait(lock, [&] { return !ready_.empty() || inflated_all_; });
+    if (ready_.empty()) {
+      // Bytes inflated before a corrupt spot were handed out first, as
+      // when inflating in line.
+      if (!inflate_status_.ok()) return inflate_status_;
+      truncated_seen_ = truncated_;
+      return size_t{0};
+    }
+    current_ = std::move(ready_.front());
+    ready_.pop_front();
+    changed_.notify_all();
+  }
+  const size_t n = std::min(cap, current_.len - current_pos_);
+  std::memcpy(dst, current_.bytes.data() + current_pos_, n);
+  current_pos_ += n;
+  return n;
+}
+
 absl::StatusOr<size_t> ByteSource::Read(char* dst, size_t cap) {
-  if (gzip_) return ReadGzip(dst, cap);
+  if (gzip_) return ReadInflated(dst, cap);
   // Plain: hand out what is buffered first (the peeked chunk), then read
   // straight into the caller's buffer to avoid a copy.
   if (in_pos_ < in_len_) {

@@ -10,15 +10,22 @@
 //    truncated(); a corrupt one is an error naming the decompressed offset.
 //  - Concatenated gzip members (as written by `cat a.gz b.gz`) are read as
 //    one stream, like gzip -d does.
+//  - gzip is inflated on a thread of its own, a few chunks ahead of Read, so
+//    parsing never waits on zlib; `progress` is then called on that thread.
+//    truncated() is meaningful once Read returned 0.
 #ifndef TRACETABLE_INGEST_CHROME_JSON_BYTE_SOURCE_H_
 #define TRACETABLE_INGEST_CHROME_JSON_BYTE_SOURCE_H_
 
 #include <zlib.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -41,7 +48,7 @@ class ByteSource {
   absl::StatusOr<size_t> Read(char* dst, size_t cap);
 
   bool gzip() const { return gzip_; }
-  bool truncated() const { return truncated_; }
+  bool truncated() const { return gzip_ ? truncated_seen_ : truncated_; }
   uint64_t file_size() const { return file_size_; }
   const InputErrorContext& errors() const { return errors_; }
 
@@ -51,6 +58,9 @@ class ByteSource {
   // Reads the next raw chunk of the file into in_; false at end of file.
   absl::StatusOr<bool> ReadRaw();
   absl::StatusOr<size_t> ReadGzip(char* dst, size_t cap);
+  // The inflating thread's loop, and Read's side of it.
+  void Inflate();
+  absl::StatusOr<size_t> ReadInflated(char* dst, size_t cap);
 
   int fd_ = -1;
   InputErrorContext errors_;
@@ -69,6 +79,24 @@ class ByteSource {
   size_t in_len_ = 0;
   z_stream zs_{};
   bool zs_init_ = false;
+
+  // gzip: chunks inflated ahead. Everything above belongs to the inflating
+  // thread once it runs, except what Read copies under mu_ at the end.
+  struct Inflated {
+    std::vector<char> bytes;
+    size_t len = 0;
+  };
+  std::thread inflater_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<Inflated> ready_;
+  std::vector<std::vector<char>> spare_;
+  bool inflated_all_ = false;  // ready_ is all that is left
+  bool stop_ = false;
+  absl::Status inflate_status_;
+  Inflated current_;  // Read's chunk
+  size_t current_pos_ = 0;
+  bool truncated_seen_ = false;  // truncated_, as Read saw it at the end
 };
 
 }  // namespace tracetable::chrome_json

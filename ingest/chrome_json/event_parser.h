@@ -66,6 +66,10 @@ class EventParser {
   void Finish();
 
   uint64_t events_added() const { return events_added_; }
+  // 'X' events without dur so far; Finish reports them with those added
+  // here (counted by the parsers of other threads, ingest/chrome_json/parallel_runs.h).
+  uint64_t x_without_dur() const { return x_without_dur_; }
+  void AddXWithoutDur(uint64_t n) { x_without_dur_ += n; }
 
   // After a failed Parse: why the event itself is bad ("event with broken
   // JSON", ...), the reason it is counted under when skipped; empty when the

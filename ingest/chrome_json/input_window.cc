@@ -58,4 +58,12 @@ absl::StatusOr<bool> InputWindow::Refill(size_t keep_from) {
   return got_total > 0;
 }
 
+void InputWindow::Restart(ByteSource* source, uint64_t base) {
+  source_ = source;
+  end_ = 0;
+  base_ = base;
+  eof_ = false;
+  ZeroPadding(buf_.get() + kFront);
+}
+
 }  // namespace tracetable::chrome_json

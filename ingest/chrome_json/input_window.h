@@ -12,6 +12,8 @@
 //  - Refill(keep_from) drops bytes before keep_from (so every index the
 //    caller holds must be reduced by keep_from), then appends one chunk.
 //    It returns false at the end of the stream.
+//  - Restart(source, base) drops every byte and continues with another
+//    source positioned at stream offset base.
 #ifndef TRACETABLE_INGEST_CHROME_JSON_INPUT_WINDOW_H_
 #define TRACETABLE_INGEST_CHROME_JSON_INPUT_WINDOW_H_
 
@@ -42,6 +44,9 @@ class InputWindow {
   bool eof() const { return eof_; }
 
   absl::StatusOr<bool> Refill(size_t keep_from);
+  // Empties the window to read `source` from here on; its next byte is at
+  // stream offset `base` (a reader rereading from there).
+  void Restart(ByteSource* source, uint64_t base);
 
  private:
   void Reserve(size_t needed);

@@ -10,17 +10,24 @@
 //    chunk refills. Used for an event cut by the window's end, for the end
 //    of the input (truncation), and to reread a run that had a JSON error,
 //    so that errors are always reported from here with exact offsets.
+// With ReadOptions::parallel, the runs the fast path would parse are copied
+// to worker threads instead (parallel_runs.h) once the input's first time is
+// known; a run that stops at an error sends this reader back to the stop,
+// from where it goes on as it would have (careful path up to the run's end).
 #include "ingest/chrome_json/reader.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ingest/chrome_json/byte_source.h"
 #include "ingest/chrome_json/event_parser.h"
 #include "ingest/chrome_json/input_error.h"
 #include "ingest/chrome_json/input_window.h"
 #include "ingest/chrome_json/json_scan.h"
+#include "ingest/chrome_json/parallel_runs.h"
 #include "ingest/chrome_json/str.h"
 
 namespace tracetable {
@@ -31,6 +38,7 @@ using chrome_json::Cat;
 using chrome_json::EventParser;
 using chrome_json::InputErrorContext;
 using chrome_json::InputWindow;
+using chrome_json::ParallelRuns;
 using chrome_json::ScanState;
 
 constexpr size_t kChunkBytes = size_t{4} << 20;
@@ -48,10 +56,12 @@ constexpr int kMaxSkipWarnings = 10;
 
 class TopLevelReader {
  public:
-  TopLevelReader(ByteSource* source, EventSink* sink, bool strict)
-      : source_(source),
+  TopLevelReader(std::string path, ByteSource* source, EventSink* sink, const ReadOptions& opts)
+      : path_(std::move(path)),
+        source_(source),
         sink_(sink),
-        strict_(strict),
+        parallel_(opts.parallel),
+        strict_(opts.strict),
         errors_(source->errors()),
         window_(source, kChunkBytes),
         events_(sink, &errors_) {}
@@ -78,6 +88,15 @@ class TopLevelReader {
   // Reads the complete elements in the window from pos_ (at '{') as one
   // simdjson document; *need_value tells the caller what comes next.
   absl::Status ReadBatch(size_t len, bool* need_value);
+  // Hands the runs of events from pos_ to parallel_ while they come one
+  // after another, then waits for them; if one stopped at an error, moves
+  // pos_ back to where it stopped (Rewind) for a reread one at a time.
+  absl::Status DispatchRuns(bool* need_value);
+  // Complete elements from pos_ (at '{') of about one run's size, refilling
+  // as needed; 0 when the careful path must read what comes.
+  absl::StatusOr<size_t> FindRun();
+  // Reads the input again from stream offset `offset` (pos_ = 0 there).
+  absl::Status Rewind(uint64_t offset);
   absl::Status ReadOtherElement();
   // nullopt when the input ends inside the key.
   absl::StatusOr<std::optional<std::string>> ReadKey();
@@ -121,8 +140,11 @@ class TopLevelReader {
     return errors_.Error(Offset(pos), expected, GotAt(pos));
   }
 
+  const std::string path_;
   ByteSource* source_;
+  std::unique_ptr<ByteSource> reopened_;  // after a Rewind
   EventSink* sink_;
+  ParallelRuns* parallel_;
   const bool strict_;
   InputErrorContext errors_;
   InputWindow window_;
@@ -225,6 +247,7 @@ absl::Status TopLevelReader::Run() {
     s = Truncated(Offset(window_.size()), "the gzip stream ends early (file cut off)");
     if (!s.ok()) return s;
   }
+  if (parallel_ != nullptr) events_.AddXWithoutDur(parallel_->x_without_dur());
   events_.Finish();
   return absl::OkStatus();
 }
@@ -239,6 +262,9 @@ absl::Status TopLevelReader::ExpectEnd() {
 absl::Status TopLevelReader::ReadEventArray() {
   bool need_value = true;  // after '[' or ','
   while (true) {
+    if (parallel_ != nullptr) {
+      if (absl::Status s = DispatchRuns(&need_value); !s.ok()) return s;
+    }
     absl::StatusOr<int> c = Peek();
     if (!c.ok()) return c.status();
     if (*c < 0) {
@@ -306,6 +332,83 @@ absl::Status TopLevelReader::ReadBatch(size_t len, bool* need_value) {
   no_batch_before_ = Offset(end);
   pos_ = static_cast<size_t>(resume - d);
   *need_value = pos_ == begin;
+  return absl::OkStatus();
+}
+
+absl::Status TopLevelReader::DispatchRuns(bool* need_value) {
+  absl::Status met;  // an error met while dispatching: it counts only if
+                     // every run before it was good
+  while (parallel_->ready()) {
+    absl::StatusOr<int> c = Peek();
+    if (!c.ok()) {
+      met = c.status();
+      break;
+    }
+    if (!*need_value && *c == ',') {
+      ++pos_;
+      *need_value = true;
+      continue;
+    }
+    if (!*need_value || *c != '{' || Offset(pos_) < no_batch_before_) break;
+    absl::StatusOr<size_t> len = FindRun();
+    if (!len.ok()) {
+      met = len.status();
+      break;
+    }
+    if (*len == 0) break;
+    if (absl::Status s = parallel_->Dispatch(window_.data() + pos_, *len, Offset(pos_), &errors_);
+        !s.ok()) {
+      return s;
+    }
+    pos_ += *len;
+    *need_value = false;
+  }
+  if (parallel_->idle()) return met;
+  absl::StatusOr<std::optional<ParallelRuns::Stop>> stop = parallel_->Sync();
+  if (!stop.ok()) return stop.status();
+  if (!stop->has_value()) return met;
+  const ParallelRuns::Stop& at = **stop;
+  if (absl::Status s = Rewind(at.resume); !s.ok()) return s;
+  *need_value = at.need_value;
+  no_batch_before_ = at.run_end;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> TopLevelReader::FindRun() {
+  const size_t target = parallel_->run_bytes();
+  while (true) {
+    const size_t avail = window_.size() - pos_;
+    size_t len = chrome_json::ScanCompleteElements(window_.data() + pos_, std::min(avail, target));
+    // An element longer than a run is a run of its own.
+    if (len == 0 && avail > target) {
+      len = chrome_json::ScanCompleteElements(window_.data() + pos_, avail);
+    }
+    if (len > 0) return len;
+    if (window_.eof() || avail > kMaxEventBytes) return 0;
+    absl::StatusOr<bool> more = window_.Refill(pos_);
+    if (!more.ok()) return more.status();
+    pos_ = 0;
+    if (!*more) return 0;
+  }
+}
+
+absl::Status TopLevelReader::Rewind(uint64_t offset) {
+  // The bytes are gone from the window (and a gzip stream cannot seek):
+  // open the file again and skip to `offset`. Only damaged input gets here.
+  // No progress from it: the bytes before `offset` were counted once.
+  absl::StatusOr<std::unique_ptr<ByteSource>> reopened = ByteSource::Open(path_, nullptr);
+  if (!reopened.ok()) return reopened.status();
+  std::vector<char> skip(size_t{1} << 20);
+  for (uint64_t left = offset; left > 0;) {
+    absl::StatusOr<size_t> got = (*reopened)->Read(skip.data(), std::min<uint64_t>(left, skip.size()));
+    if (!got.ok()) return got.status();
+    if (*got == 0) return errors_.Error(offset - left, "the bytes read before", "end of file (the file changed while it was read)");
+    left -= *got;
+  }
+  reopened_ = std::move(*reopened);
+  source_ = reopened_.get();
+  window_.Restart(source_, offset);
+  pos_ = 0;
   return absl::OkStatus();
 }
 
@@ -657,7 +760,7 @@ absl::Status ReadChromeJson(const std::string& path, std::string_view host,
   sink->BeginInput(path, host);
   // The reader holds a 4 MiB window and simdjson parsers: keep it off the
   // stack.
-  auto reader = std::make_unique<TopLevelReader>(source->get(), sink, opts.strict);
+  auto reader = std::make_unique<TopLevelReader>(path, source->get(), sink, opts);
   return reader->Run();
 }
 

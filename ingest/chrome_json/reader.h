@@ -48,12 +48,20 @@
 
 namespace tracetable {
 
+namespace chrome_json {
+class ParallelRuns;
+}  // namespace chrome_json
+
 struct ReadOptions {
   // Called after each chunk read from disk with the bytes of the file (as
   // stored on disk, i.e. compressed for gzip) consumed so far and in total.
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
   // Fail on the first bad event or on truncation instead of skipping it.
   bool strict = false;
+  // When set, runs of events are parsed on its worker threads (the table is
+  // the same; see parallel_runs.h). `sink` must then be the ProducerSink it
+  // was made with.
+  chrome_json::ParallelRuns* parallel = nullptr;
 };
 
 // Streams one Chrome Trace Event JSON file (plain or gzip) into `sink`.

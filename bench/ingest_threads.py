@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Ingest speed against parse threads (issue 14), A/B between binaries.
+
+For each trace: the one-thread simdjson scan floor (tt_json_scan), then
+--reps rounds; each round runs every binary at every thread count back to
+back (so A and B see the same load), under /usr/bin/time. Reports medians:
+wall, MB/s (10^6 input bytes / wall), CPU-s (user+sys) and CPU-s per GB, each
+also as a ratio to the scan, peak RSS, the speed-up over the binary's first
+thread count, and the 1-minute load average around each round.
+
+  bench/ingest_threads.py --bin after=build/cli/tracetable \\
+      --bin before=/path/to/old/tracetable:nothreads \\
+      --threads 1,2 --reps 3 --scan build/bench/tt_json_scan \\
+      --out bench/results/DATE-HOST-ingest-threads.md TRACE.json [...]
+
+A binary marked ":nothreads" predates --threads and runs once per round.
+"""
+import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def timed(cmd):
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
+        wall, user, sys_, rss = tf.read().split()[-4:]
+    return {"wall_s": float(wall), "cpu_s": float(user) + float(sys_), "rss_kb": int(rss)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", action="append", required=True, help="label=path[:nothreads]")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--scan", required=True, help="tt_json_scan binary")
+    ap.add_argument("--budget", default="1G")
+    ap.add_argument("--out", required=True, help="markdown report (a .json twin is written too)")
+    ap.add_argument("traces", nargs="+")
+    args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    bins = []
+    for spec in args.bin:
+        label, path = spec.split("=", 1)
+        nothreads = path.endswith(":nothreads")
+        bins.append((label, path.removesuffix(":nothreads"), nothreads))
+    scratch = tempfile.mkdtemp(prefix="tt_ingest_threads_")
+    doc = {"argv": " ".join(sys.argv), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+           "nproc": os.cpu_count(), "traces": []}
+    try:
+        for trace in args.traces:
+            size = os.path.getsize(trace)
+            scans = []
+            for _ in range(args.reps):
+                out = subprocess.run([args.scan, trace], capture_output=True, text=True, check=True).stdout
+                scans.append(json.loads(out))
+            t = {"trace": trace, "bytes": size, "scan": {
+                "wall_s": statistics.median(s["wall_s"] for s in scans),
+                "cpu_s": statistics.median(s["cpu_s"] for s in scans)}, "runs": [], "loads": []}
+            for rep in range(args.reps):
+                t["loads"].append(loadavg())
+                for label, path, nothreads in bins:
+                    for n in ([None] if nothreads else threads):
+                        cmd = [path, "ingest", trace, "-o", os.path.join(scratch, "t.tracetable"), "--force", "-q",
+                               "--memory-budget", args.budget] + ([] if n is None else ["--threads", str(n)])
+                        r = timed(cmd)
+                        r.update({"bin": label, "threads": n, "rep": rep, "cmd": " ".join(cmd)})
+                        t["runs"].append(r)
+                        print(f"{os.path.basename(trace)} {label} threads={n}: {r['wall_s']:.2f} s, "
+                              f"{size / 1e6 / r['wall_s']:.1f} MB/s, cpu {r['cpu_s']:.2f} s, load {loadavg():.1f}",
+                              file=sys.stderr)
+                t["loads"].append(loadavg())
+            doc["traces"].append(t)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    doc["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    with open(re.sub(r"\.md$", "", args.out) + ".json", "w") as f:
+        json.dump(doc, f, indent=1)
+    L = [f"# Ingest against parse threads", "", f"`{doc['argv']}`", "",
+         f"{doc['started']} – {doc['finished']}, {doc['nproc']} cores, medians of {args.reps}; "
+         "MB/s = 10⁶ input bytes / wall; CPU = user + sys.", ""]
+    for t in doc["traces"]:
+        gb = t["bytes"] / 1e9
+        scan_mbs = t["bytes"] / 1e6 / t["scan"]["wall_s"]
+        scan_cpu_gb = t["scan"]["cpu_s"] / gb
+        L += [f"## {os.path.basename(t['trace'])} ({t['bytes'] / 1e6:.0f} MB)", "",
+              f"scan floor (tt_json_scan, one thread, in memory): {scan_mbs:.0f} MB/s, "
+              f"{scan_cpu_gb:.2f} CPU-s/GB. Load average (1 min) around the rounds: "
+              + ", ".join(f"{x:.1f}" for x in t["loads"]), "",
+              "| binary | threads | wall s | MB/s | × scan MB/s | CPU s | CPU-s/GB | × scan CPU/GB | speed-up | peak RSS MiB |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for label, _, nothreads in bins:
+            first = None
+            for n in ([None] if nothreads else threads):
+                rs = [r for r in t["runs"] if r["bin"] == label and r["threads"] == n]
+                wall = statistics.median(r["wall_s"] for r in rs)
+                cpu = statistics.median(r["cpu_s"] for r in rs)
+                rss = statistics.median(r["rss_kb"] for r in rs) / 1024
+                first = first or wall
+                mbs = t["bytes"] / 1e6 / wall
+                L.append(f"| {label} | {n if n else '(none)'} | {wall:.2f} | {mbs:.1f} | {mbs / scan_mbs:.2f} | {cpu:.2f} | "
+                         f"{cpu / gb:.1f} | {cpu / gb / scan_cpu_gb:.1f} | {first / wall:.2f}× | {rss:.0f} |")
+        L.append("")
+    with open(args.out, "w") as f:
+        f.write("\n".join(L))
+    print("\n".join(L))
+
+
+if __name__ == "__main__":
+    main()
