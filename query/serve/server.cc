@@ -1,7 +1,10 @@
 #include "query/serve/server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -18,6 +21,7 @@
 #include "format/absl_compat.h"
 #include "query/serve/answer_budget.h"
 #include "query/serve/api.h"
+#include "query/serve/fair_clock.h"
 #include "query/serve/gzip_stream.h"
 #include "query/serve/request_access.h"
 #include "query/serve/table_watch.h"
@@ -56,6 +60,11 @@ constexpr size_t kMaxBodyBytes = 64 << 10;
 // Bytes a streamed answer holds besides its producer's: the piece being
 // formatted and the one being sent, each about kChunkItems items.
 constexpr uint64_t kStreamBufferBytes = 2 * (kChunkItems * 200 + (64 << 10));
+// Costs for the fair clock, in cheap calls: a window costs one per this many
+// items it is expected to answer with. A new or quiet connection's request
+// goes ahead of queued ones by up to kFairCredit (a few 1%-of-span windows).
+constexpr double kCostItems = 1024;
+constexpr int64_t kFairCredit = 64;
 constexpr char kImmutable[] = "public, max-age=31536000, immutable";
 constexpr char kTokenCookie[] = "tt_token";
 
@@ -71,9 +80,26 @@ std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
+// Where a call waits in its pool (work_pool.h): lane 0 for cheap calls (a
+// few records read: table info, event, tile, memory, windows small enough to
+// be sent whole), lane 1 for larger light work; `units` is its cost for the
+// fair clock.
+struct Cost {
+  int lane = 0;
+  int64_t units = 1;
+};
+
+Cost WindowCost(const Table& t, const Params& p) {
+  const double items = WindowItemsEstimate(t, p);
+  return {items < kStreamItems ? 0 : 1, 1 + static_cast<int64_t>(items / kCostItems)};
+}
+
 // An answer on its way out: status and headers, then a whole body or pieces.
 struct Outgoing {
   Reply reply;
+  // Its pieces are made in this order on the streamer pool: a light
+  // answer's before a heavy one's.
+  Priority priority;
   bool gzip = false;  // the client accepts gzip
   std::vector<std::pair<std::string, std::string>> extra;  // Set-Cookie, Cache-Control
   std::unique_ptr<AnswerBudget::Reservation> hold;
@@ -136,6 +162,7 @@ struct Server::Impl {
   std::unique_ptr<WorkPool> light, heavy, streamer;
   std::unique_ptr<AnswerBudget> budget;
   std::unique_ptr<std::counting_semaphore<>> heavy_slots;
+  FairClock fair{kFairCredit};
   std::string bound_host;
   bool check_host = true;
 
@@ -292,11 +319,13 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     Server::Impl* srv = srv_;
-    if (path == "/api/tables") return Work(false, "", nullptr, [srv](const Params&) { return TablesReply(srv->tables); }, std::move(params));
+    if (path == "/api/tables") {
+      return Work(false, {}, "", nullptr, [srv](const Params&) { return TablesReply(srv->tables); }, std::move(params));
+    }
     if (path == "/data/plugin/profile/data") {
       const bool heavy = IsHeavyCall(nullptr, "xprof", params);
-      return Work(heavy, "xprof", nullptr, [srv](const Params& p) { return XprofReply(srv->tables, p); },
-                  std::move(params));
+      return Work(heavy, {1, heavy ? 256 : 16}, "xprof", nullptr,
+                  [srv](const Params& p) { return XprofReply(srv->tables, p); }, std::move(params));
     }
     constexpr std::string_view kTables = "/api/tables/";
     if (path.size() > kTables.size() && path.compare(0, kTables.size(), kTables) == 0) {
@@ -306,19 +335,33 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!nt) return SendNow(ErrorReply(404, "no such table"));
       if (auto stale = StaleTableReply(*nt->table)) return SendNow(std::move(*stale));
       if (slash == std::string_view::npos) {
-        return Work(false, "", nullptr, [nt](const Params&) { return TableReply(*nt); }, std::move(params));
+        return Work(false, {}, "", nullptr, [nt](const Params&) { return TableReply(*nt); }, std::move(params));
       }
       const std::string call(rest.substr(slash + 1));
       const Table* t = nt->table.get();
       if (call == "window") {
-        return Work(IsHeavyCall(t, call, params), call, t, [t](const Params& p) { return WindowReply(*t, p, true); },
+        // Classified before `params` moves into Work (arguments are evaluated
+        // in no set order: right to left by GCC).
+        const bool heavy = IsHeavyCall(t, call, params);
+        const Cost cost = WindowCost(*t, params);
+        return Work(heavy, cost, call, t, [t](const Params& p) { return WindowReply(*t, p, true); },
                     std::move(params));
       }
-      if (call == "event") return Work(false, call, t, [t](const Params& p) { return EventReply(*t, p); }, std::move(params));
-      if (call == "search") return Work(false, call, t, [t](const Params& p) { return SearchReply(*t, p); }, std::move(params));
-      if (call == "stats") return Work(true, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
-      if (call == "tile") return Work(false, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
-      if (call == "memory") return Work(false, call, t, [t](const Params& p) { return MemoryReply(*t, p); }, std::move(params));
+      if (call == "event") {
+        return Work(false, {}, call, t, [t](const Params& p) { return EventReply(*t, p); }, std::move(params));
+      }
+      if (call == "search") {
+        return Work(false, {1, 16}, call, t, [t](const Params& p) { return SearchReply(*t, p); }, std::move(params));
+      }
+      if (call == "stats") {
+        return Work(true, {1, 256}, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
+      }
+      if (call == "tile") {
+        return Work(false, {}, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
+      }
+      if (call == "memory") {
+        return Work(false, {}, call, t, [t](const Params& p) { return MemoryReply(*t, p); }, std::move(params));
+      }
       return SendNow(ErrorReply(404, absl::StrCat("no call '", call.substr(0, 64),
                                                   "' (window, event, search, stats, tile, memory)")));
     }
@@ -327,14 +370,19 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Runs `handler` on a worker, within the answer budget, then sends.
   template <typename Handler>
-  void Work(bool heavy, std::string call, const Table* table, Handler handler, Params params) {
+  void Work(bool heavy, Cost cost, std::string call, const Table* table, Handler handler, Params params) {
     WorkPool* pool = heavy ? srv_->heavy.get() : srv_->light.get();
+    const Priority priority{heavy ? 0 : cost.lane, srv_->fair.Tag(cost.units, &finish_)};
     auto self = shared_from_this();
-    auto task = [self, heavy, call = std::move(call), table, handler = std::move(handler),
+    auto task = [self, heavy, priority, call = std::move(call), table, handler = std::move(handler),
                  params = std::move(params)]() mutable {
+      self->srv_->fair.Started(priority.tag);
+      // A client that hung up while its request waited: nobody to answer.
+      if (self->PeerClosed()) return;
       AnswerBudget& budget = *self->srv_->budget;
       auto out = std::make_shared<Outgoing>();
       out->gzip = self->gzip_;
+      out->priority = {heavy ? 1 : 0, priority.tag};
       // Waiting for room (answers in flight finish and return theirs) beats
       // refusing at once; only a client still waiting at the deadline gets 503.
       const auto until = std::chrono::steady_clock::now() + Seconds(self->srv_->options.budget_wait_s);
@@ -377,7 +425,7 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       net::post(self->stream_.get_executor(), [self, out]() mutable { self->Send(std::move(out)); });
     };
-    if (!pool->TryPost(std::move(task))) {
+    if (!pool->TryPost(std::move(task), priority)) {
       Reply r = ErrorReply(503, "the server is busy (its request queue is full); try again");
       r.headers.emplace_back("Retry-After", "1");
       SendNow(std::move(r));
@@ -468,6 +516,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void NextPiece() {
     auto self = shared_from_this();
+    const Priority priority = streaming_->priority;
     const bool posted = srv_->streamer->Post([self] {
       if (self->gone_) return;
       auto piece = std::make_shared<std::string>();
@@ -481,7 +530,7 @@ class Session : public std::enable_shared_from_this<Session> {
         *piece = std::move(raw);
       }
       net::post(self->stream_.get_executor(), [self, piece, more] { self->WritePiece(piece, more); });
-    });
+    }, priority);
     if (!posted) StreamFailed();
   }
 
@@ -526,6 +575,14 @@ class Session : public std::enable_shared_from_this<Session> {
     Close();
   }
 
+  // Whether the client has closed its end (read side at end of stream). Only
+  // called while no read is pending, so nothing else touches the socket.
+  bool PeerClosed() {
+    char c;
+    const ssize_t n = recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  }
+
   void Close() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -542,6 +599,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string if_none_match_;
   std::vector<std::pair<std::string, std::string>> extra_;
   std::atomic<bool> gone_{false};
+  int64_t finish_ = FairClock::kNew;  // fair_clock.h
   std::shared_ptr<Outgoing> streaming_;
   std::unique_ptr<GzipStream> zip_;
 };
