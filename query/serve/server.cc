@@ -18,8 +18,10 @@
 #include "boost/asio.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
+#include "boost/beast/http/span_body.hpp"
 #include "format/absl_compat.h"
 #include "query/serve/answer_budget.h"
+#include "query/serve/answer_cache.h"
 #include "query/serve/api.h"
 #include "query/serve/fair_clock.h"
 #include "query/serve/gzip_stream.h"
@@ -65,6 +67,8 @@ constexpr uint64_t kStreamBufferBytes = 2 * (kChunkItems * 200 + (64 << 10));
 // goes ahead of queued ones by up to kFairCredit (a few 1%-of-span windows).
 constexpr double kCostItems = 1024;
 constexpr int64_t kFairCredit = 64;
+// The answer cache keeps up to this share of the answer budget.
+constexpr uint64_t kCacheShare = 8;
 constexpr char kImmutable[] = "public, max-age=31536000, immutable";
 constexpr char kTokenCookie[] = "tt_token";
 
@@ -97,8 +101,9 @@ Cost WindowCost(const Table& t, const Params& p) {
 // An answer on its way out: status and headers, then a whole body or pieces.
 struct Outgoing {
   Reply reply;
-  // Its pieces are made in this order on the streamer pool: a light
-  // answer's before a heavy one's.
+  // Its pieces are made in this order on the streamer pool: by the fair
+  // clock's tag of its request, light or heavy alike (an answer under way
+  // holds budget, and a heavy one its slot, until its last piece is out).
   Priority priority;
   bool gzip = false;  // the client accepts gzip
   std::vector<std::pair<std::string, std::string>> extra;  // Set-Cookie, Cache-Control
@@ -161,6 +166,7 @@ struct Server::Impl {
   // finish and return theirs.
   std::unique_ptr<WorkPool> light, heavy, streamer;
   std::unique_ptr<AnswerBudget> budget;
+  std::unique_ptr<AnswerCache> cache;
   std::unique_ptr<std::counting_semaphore<>> heavy_slots;
   FairClock fair{kFairCredit};
   std::string bound_host;
@@ -260,6 +266,7 @@ class Session : public std::enable_shared_from_this<Session> {
     gzip_ = Field(req, http::field::accept_encoding).find("gzip") != std::string_view::npos;
     if_none_match_ = std::string(Field(req, http::field::if_none_match));
     extra_.clear();
+    cache_key_.clear();
     if (req.method() != http::verb::get) {
       Reply r = ErrorReply(405, "only GET is served");
       r.headers.emplace_back("Allow", "GET");
@@ -300,7 +307,9 @@ class Session : public std::enable_shared_from_this<Session> {
     return false;
   }
 
-  void Route(const std::string& path, Params params) {
+  // may_wait: a heavy window may wait for an identical one being made
+  // (answer_cache.h) instead of making its own.
+  void Route(const std::string& path, Params params, bool may_wait = true) {
     if (path == "/healthz") {
       return SendNow(Answer(200, absl::StrCat("{\"ok\":true,\"tables\":", srv_->tables.size(), "}\n")));
     }
@@ -344,6 +353,12 @@ class Session : public std::enable_shared_from_this<Session> {
         // in no set order: right to left by GCC).
         const bool heavy = IsHeavyCall(t, call, params);
         const Cost cost = WindowCost(*t, params);
+        if (heavy) {
+          cache_key_ = absl::StrCat(nt->name, "/window?", gzip_ ? "gzip" : "identity");
+          for (const auto& [k, v] : params) absl::StrAppend(&cache_key_, "&", k, "=", v);
+          if (auto body = srv_->cache->Find(cache_key_)) return SendCached(std::move(body));
+          if (may_wait && !LeadOrWait(path, params)) return;
+        }
         return Work(heavy, cost, call, t, [t](const Params& p) { return WindowReply(*t, p, true); },
                     std::move(params));
       }
@@ -382,7 +397,7 @@ class Session : public std::enable_shared_from_this<Session> {
       AnswerBudget& budget = *self->srv_->budget;
       auto out = std::make_shared<Outgoing>();
       out->gzip = self->gzip_;
-      out->priority = {heavy ? 1 : 0, priority.tag};
+      out->priority = {0, priority.tag};
       // Waiting for room (answers in flight finish and return theirs) beats
       // refusing at once; only a client still waiting at the deadline gets 503.
       const auto until = std::chrono::steady_clock::now() + Seconds(self->srv_->options.budget_wait_s);
@@ -446,6 +461,39 @@ class Session : public std::enable_shared_from_this<Session> {
     Send(std::move(out));
   }
 
+  // True when no identical answer is being made (this one leads: flight_).
+  // Else asks again once that one is kept (or has failed), or after
+  // --budget-wait, whichever comes first; then it makes its own.
+  bool LeadOrWait(const std::string& path, const Params& params) {
+    auto timer = std::make_shared<net::steady_timer>(stream_.get_executor());
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    auto again = [self = shared_from_this(), timer, once, path, params] {
+      if (once->exchange(true)) return;
+      timer->cancel();
+      self->Route(path, params, false);
+    };
+    flight_ = srv_->cache->Lead(cache_key_, [again, ex = stream_.get_executor()] { net::post(ex, again); });
+    if (flight_) return true;
+    timer->expires_after(Seconds(srv_->options.budget_wait_s));
+    timer->async_wait([again](beast::error_code) { again(); });
+    return false;
+  }
+
+  // A heavy window's answer as sent before (answer_cache.h), from memory.
+  void SendCached(std::shared_ptr<const std::string> body) {
+    Reply r = Answer(200, "");
+    if (gzip_) r.headers.emplace_back("Content-Encoding", "gzip");
+    http::response_header<> head;
+    Head(r, &head);
+    auto res = std::make_shared<http::response<http::span_body<const char>>>(std::move(head));
+    res->body() = beast::span<const char>(body->data(), body->size());
+    res->prepare_payload();
+    stream_.expires_after(Seconds(srv_->options.write_timeout_s));
+    http::async_write(stream_, *res, [self = shared_from_this(), res, body](beast::error_code ec, size_t) {
+      self->AfterAnswer(ec);
+    });
+  }
+
   // Status and headers; true when the answer is a 304 (no body).
   bool Head(const Reply& r, http::response_header<>* h) {
     h->version(version_);
@@ -487,6 +535,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void AfterAnswer(beast::error_code ec) {
+    flight_.reset();
     if (ec) {
       gone_ = true;
       return Close();
@@ -504,6 +553,8 @@ class Session : public std::enable_shared_from_this<Session> {
       zip_ = std::make_unique<GzipStream>();
     }
     streaming_ = std::move(out);
+    recording_ = !cache_key_.empty();
+    recorded_.clear();
     auto res = std::make_shared<http::response<http::empty_body>>(std::move(head));
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
@@ -523,12 +574,20 @@ class Session : public std::enable_shared_from_this<Session> {
       std::string raw;
       Outgoing& out = *self->streaming_;
       const bool more = out.reply.chunks->Next(&raw);
-      if (out.hold) out.hold->Resize(out.reply.chunks->held_bytes() + kStreamBufferBytes);
       if (self->zip_) {
         if (!self->zip_->Add(raw, !more, piece.get())) self->gone_ = true;
       } else {
         *piece = std::move(raw);
       }
+      if (self->recording_) {
+        if (self->recorded_.size() + piece->size() <= self->srv_->cache->max_answer_bytes()) {
+          self->recorded_.append(*piece);
+        } else {
+          self->recording_ = false;
+          std::string().swap(self->recorded_);
+        }
+      }
+      if (out.hold) out.hold->Resize(out.reply.chunks->held_bytes() + kStreamBufferBytes + self->recorded_.size());
       net::post(self->stream_.get_executor(), [self, piece, more] { self->WritePiece(piece, more); });
     }, priority);
     if (!posted) StreamFailed();
@@ -562,6 +621,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void FinishStream() {
+    if (recording_) srv_->cache->Put(cache_key_, std::move(recorded_));
+    StopRecording();
     streaming_.reset();  // returns its budget
     zip_.reset();
     AfterAnswer({});
@@ -570,9 +631,16 @@ class Session : public std::enable_shared_from_this<Session> {
   // The client went away or stopped reading: stop producing, free the answer.
   void StreamFailed() {
     gone_ = true;
+    StopRecording();
+    flight_.reset();
     streaming_.reset();
     zip_.reset();
     Close();
+  }
+
+  void StopRecording() {
+    recording_ = false;
+    std::string().swap(recorded_);
   }
 
   // Whether the client has closed its end (read side at end of stream). Only
@@ -600,6 +668,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<std::pair<std::string, std::string>> extra_;
   std::atomic<bool> gone_{false};
   int64_t finish_ = FairClock::kNew;  // fair_clock.h
+  // A heavy window's answer being sent is copied here (up to the cache's
+  // limit per answer) and kept in the answer cache once whole.
+  std::string cache_key_;
+  std::shared_ptr<void> flight_;  // this answer is being made for others too
+  bool recording_ = false;
+  std::string recorded_;
   std::shared_ptr<Outgoing> streaming_;
   std::unique_ptr<GzipStream> zip_;
 };
@@ -651,6 +725,7 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   impl_->heavy = std::make_unique<WorkPool>(o.heavy_threads, std::max<size_t>(8, o.max_queued / 8));
   impl_->streamer = std::make_unique<WorkPool>(2, SIZE_MAX);
   impl_->budget = std::make_unique<AnswerBudget>(o.max_answer_bytes);
+  impl_->cache = std::make_unique<AnswerCache>(impl_->budget.get(), o.max_answer_bytes / kCacheShare);
   impl_->heavy_slots = std::make_unique<std::counting_semaphore<>>(o.heavy_threads);
 }
 

@@ -291,6 +291,36 @@ TEST_F(ServeLimitsTest, SmallWindowsOfABigTableAreNotHeavy) {
   EXPECT_EQ(Get(r.port(), "/api/tables/big/window?resolution_us=0&limit=10").status, 503);
 }
 
+// A heavy window's answer, once sent whole, is kept and sent again without
+// a worker: with the one heavy slot held by an answer its client does not
+// read, the same window (plain and gzip) is answered, byte for byte.
+TEST_F(ServeLimitsTest, HeavyWindowsRepeatFromTheCache) {
+  ServeOptions so;
+  so.heavy_threads = 1;
+  so.budget_wait_s = 1;
+  Running r(BigTablePath(), so);
+  const std::string w = "/api/tables/big/window?start_us=1000&end_us=301000&resolution_us=0";
+  const std::string zip = "Accept-Encoding: gzip\r\n";
+  Http plain = Get(r.port(), w), zipped = Get(r.port(), w, zip);
+  ASSERT_EQ(plain.status, 200);
+  ASSERT_EQ(zipped.status, 200);
+  ASSERT_NE(plain.head.find("Transfer-Encoding: chunked"), std::string::npos) << "made and streamed";
+  Conn stalled(r.port(), 4096);
+  ASSERT_TRUE(stalled.Send("GET /api/tables/big/window?start_us=1000&end_us=1501000&resolution_us=0 HTTP/1.1\r\n"
+                           "Host: localhost\r\n\r\n"));
+  bool closed = false;
+  ASSERT_NE(stalled.ReadAll(60000, &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  Http again = Get(r.port(), w);
+  EXPECT_EQ(again.status, 200) << again.body.substr(0, 200);
+  EXPECT_TRUE(again.body == plain.body);
+  Http zagain = Get(r.port(), w, zip);
+  EXPECT_EQ(zagain.status, 200);
+  EXPECT_NE(zagain.head.find("Content-Encoding: gzip"), std::string::npos) << zagain.head;
+  EXPECT_TRUE(Gunzip(zagain.body) == plain.body);
+  // Other parameters are another answer: made anew, so it waits for the slot.
+  EXPECT_EQ(Get(r.port(), w + "&limit=29999").status, 503);
+}
+
 // The light pool runs the cheapest queued call first, and among calls alike
 // the connection served least lately: a keep-alive client that has kept the
 // server busy waits behind a new one. All of it is queued behind one light
