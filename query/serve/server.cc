@@ -715,7 +715,9 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   impl_->tables = std::move(tables);
   impl_->options = options;
   ServeOptions& o = impl_->options;
-  if (o.threads <= 0) o.threads = static_cast<int>(std::max(4u, std::thread::hardware_concurrency()));
+  // Light calls mostly use the CPU: more workers than cores only split it
+  // (with 4 on a 2-core machine a heavy answer under way got ~1/9 of it).
+  if (o.threads <= 0) o.threads = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   o.heavy_threads = std::max(1, o.heavy_threads);
   o.io_threads = std::max(1, o.io_threads);
   impl_->ioc = std::make_unique<net::io_context>(o.io_threads);

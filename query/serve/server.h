@@ -31,7 +31,7 @@ namespace tracetable::serve {
 
 struct ServeOptions {
   size_t cache_bytes = 256ull << 20;  // LevelDB block cache, per table
-  int threads = 0;                    // workers for light calls; 0 = max(4, cores)
+  int threads = 0;                    // workers for light calls; 0 = max(2, cores)
   int heavy_threads = 2;              // workers for heavy calls
   int io_threads = 2;                 // threads accepting, reading and writing
   size_t max_queued = 1024;           // requests waiting per pool; more get 503
