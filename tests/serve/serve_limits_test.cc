@@ -321,6 +321,45 @@ TEST_F(ServeLimitsTest, HeavyWindowsRepeatFromTheCache) {
   EXPECT_EQ(Get(r.port(), w + "&limit=29999").status, 503);
 }
 
+// Identical heavy windows arriving together are made once: the second waits
+// for the first (whose client reads only later) and is sent the kept answer
+// (whole, with a length) instead of making and streaming its own.
+TEST_F(ServeLimitsTest, IdenticalHeavyWindowsAreMadeOnce) {
+  ServeOptions so;
+  so.budget_wait_s = 600;
+  Running r(BigTablePath(), so);
+  // ~7 MB of JSON: more than the socket buffers take, less than the largest
+  // answer the cache keeps (a quarter of 1/8 of 256 MB).
+  const std::string w = "/api/tables/big/window?start_us=1000&end_us=451000&resolution_us=0";
+  Conn first(r.port(), 4096);
+  ASSERT_TRUE(first.Send(absl::StrCat("GET ", w, " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
+  bool closed = false;
+  std::string got = first.ReadAll(60000, &closed, "\r\n\r\n");
+  ASSERT_NE(got.find("200 OK"), std::string::npos);
+  auto second = std::async(std::launch::async, [&] { return Get(r.port(), w); });
+  EXPECT_EQ(second.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout)
+      << "answered while the first was still being sent";
+  got += first.ReadAll(60000, &closed);
+  ASSERT_TRUE(closed);
+  const size_t end = got.find("\r\n\r\n");
+  Http h = second.get();
+  ASSERT_EQ(h.status, 200);
+  EXPECT_EQ(h.head.find("Transfer-Encoding: chunked"), std::string::npos);
+  EXPECT_NE(h.head.find("Content-Length: "), std::string::npos);
+  EXPECT_GT(h.body.size(), 4u << 20);
+  // The first answer, de-chunked, is the same body.
+  std::string body;
+  for (size_t at = end + 4;;) {
+    const size_t eol = got.find("\r\n", at);
+    ASSERT_NE(eol, std::string::npos);
+    const size_t n = std::stoul(got.substr(at, eol - at), nullptr, 16);
+    if (n == 0) break;
+    body.append(got, eol + 2, n);
+    at = eol + 2 + n + 2;
+  }
+  EXPECT_TRUE(body == h.body);
+}
+
 // The light pool runs the cheapest queued call first, and among calls alike
 // the connection served least lately: a keep-alive client that has kept the
 // server busy waits behind a new one. All of it is queued behind one light
