@@ -183,7 +183,7 @@ def hostile(args):
 
 def greedy(args):
     start, end = table_span(args.port, args.table)
-    first, lat, errors, statuses, by_kind = [], [], [0], {}, {}
+    first, lat, errors, statuses, by_kind, first_by_kind = [], [], [0], {}, {}, {}
     lock = threading.Lock()
     go = threading.Event()
 
@@ -236,6 +236,7 @@ def greedy(args):
                 k["statuses"][str(status)] = k["statuses"].get(str(status), 0) + 1
                 if n == 0:
                     first.append((now - t_start) * 1000)
+                    first_by_kind.setdefault(kind, []).append((now - t_start) * 1000)
         c.close()
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
@@ -248,7 +249,9 @@ def greedy(args):
     wall = time.perf_counter() - t0
     return {"mode": "greedy", "clients": args.clients, "requests_each": args.requests,
             "wall_s": round(wall, 2), "requests_per_s": round(len(lat) / wall, 1),
-            "first_answer": summary(first), "latency": summary(lat), "errors": errors[0],
+            "first_answer": summary(first),
+            "first_answer_by_kind": {k: summary(v) for k, v in sorted(first_by_kind.items())},
+            "latency": summary(lat), "errors": errors[0],
             "statuses": {str(k): v for k, v in statuses.items()},
             "by_kind": {k: dict(summary(v["ms"]), statuses=v["statuses"]) for k, v in sorted(by_kind.items())}}
 

@@ -50,7 +50,7 @@ int ServeMain(int argc, char** argv) {
        "?token=TOKEN on the viewer's first load (a cookie then carries it)")
       ("token-file", po::value(&token_file), "read the token from this file (first line)")
       ("cache-mb", po::value(&cache_mb)->default_value(256), "block cache per table, MiB")
-      ("threads", po::value(&threads)->default_value(0), "workers for light calls (0 = max(4, cores))")
+      ("threads", po::value(&threads)->default_value(0), "workers for light calls (0 = max(2, cores))")
       ("heavy-threads", po::value(&so.heavy_threads)->default_value(so.heavy_threads),
        "workers for heavy calls (stats, resolution 0, windows of over 20000 bins or 250000 events)")
       ("io-threads", po::value(&so.io_threads)->default_value(so.io_threads),

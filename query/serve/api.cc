@@ -517,21 +517,27 @@ uint64_t WorkingBytesEstimate(const Table& t, std::string_view call, const Param
       return static_cast<uint64_t>(est * (sizeof(WindowItem) + 2 * sizeof(int64_t)));
     }
     if (call == "window") {
-      // Items: at most the events under the window and the limit; above
-      // resolution 0, about one per bin, track and lane (twice that, to be safe).
-      const WindowAsk a = ParseWindow(t, p);
-      double est = std::min<double>(EstimateEvents(t, a.tracks, a.span.start, a.span.end),
-                                    static_cast<double>(a.req.limit));
-      if (a.req.resolution > 0) {
-        const double bins = static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution);
-        est = std::min(est, 2.0 * (bins + 1) * static_cast<double>(a.tracks.size()));
-      }
       // The query's vector, and its copy cut into pieces for streaming.
-      return static_cast<uint64_t>(est * 2 * sizeof(WindowItem));
+      return static_cast<uint64_t>(WindowItemsEstimate(t, p) * 2 * sizeof(WindowItem));
     }
   } catch (const BadRequest&) {
   }
   return 0;
+}
+
+double WindowItemsEstimate(const Table& t, const Params& p) {
+  try {
+    const WindowAsk a = ParseWindow(t, p);
+    double est = std::min<double>(EstimateEvents(t, a.tracks, a.span.start, a.span.end),
+                                  static_cast<double>(a.req.limit));
+    if (a.req.resolution > 0) {
+      const double bins = static_cast<double>(a.span.end - a.span.start) / static_cast<double>(a.req.resolution);
+      est = std::min(est, 2.0 * (bins + 1) * static_cast<double>(a.tracks.size()));
+    }
+    return est;
+  } catch (const BadRequest&) {
+    return 0;
+  }
 }
 
 Reply WindowReply(const Table& t, const Params& p, bool stream) {

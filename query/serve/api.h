@@ -86,6 +86,11 @@ Reply XprofReply(const std::vector<NamedTable>& tables, const Params& params);
 // small pool of their own so they never starve cheap calls. `table` may be
 // null (xprof, which names its table in the parameters).
 bool IsHeavyCall(const Table* table, std::string_view call, const Params& params);
+// About how many items a window call answers with: the events under it,
+// capped by its limit and, above resolution 0, by about two per bin, track
+// and lane; from the table's per-track counts (query/estimate.h), never
+// reading tiles. 0 when its parameters are bad (it is answered with a 400).
+double WindowItemsEstimate(const Table& table, const Params& params);
 // Memory a call's work may take before its answer exists (stats' events, a
 // window's items), reserved from the answer budget before it runs, so the
 // work waits for room instead of allocating past the budget; 0 when the

@@ -1,7 +1,10 @@
 #include "query/serve/server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -15,9 +18,12 @@
 #include "boost/asio.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
+#include "boost/beast/http/span_body.hpp"
 #include "format/absl_compat.h"
 #include "query/serve/answer_budget.h"
+#include "query/serve/answer_cache.h"
 #include "query/serve/api.h"
+#include "query/serve/fair_clock.h"
 #include "query/serve/gzip_stream.h"
 #include "query/serve/request_access.h"
 #include "query/serve/table_watch.h"
@@ -57,6 +63,13 @@ constexpr size_t kMaxBodyBytes = 64 << 10;
 // Bytes a streamed answer holds besides its producer's: the piece being
 // formatted and the one being sent, each about kChunkItems items.
 constexpr uint64_t kStreamBufferBytes = 2 * (kChunkItems * 200 + (64 << 10));
+// Costs for the fair clock, in cheap calls: a window costs one per this many
+// items it is expected to answer with. A new or quiet connection's request
+// goes ahead of queued ones by up to kFairCredit (a few 1%-of-span windows).
+constexpr double kCostItems = 1024;
+constexpr int64_t kFairCredit = 64;
+// The answer cache keeps up to this share of the answer budget.
+constexpr uint64_t kCacheShare = 8;
 constexpr char kImmutable[] = "public, max-age=31536000, immutable";
 constexpr char kTokenCookie[] = "tt_token";
 
@@ -72,9 +85,27 @@ std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
+// Where a call waits in its pool (work_pool.h): lane 0 for cheap calls (a
+// few records read: table info, event, tile, memory, windows small enough to
+// be sent whole), lane 1 for larger light work; `units` is its cost for the
+// fair clock.
+struct Cost {
+  int lane = 0;
+  int64_t units = 1;
+};
+
+Cost WindowCost(const Table& t, const Params& p) {
+  const double items = WindowItemsEstimate(t, p);
+  return {items < kStreamItems ? 0 : 1, 1 + static_cast<int64_t>(items / kCostItems)};
+}
+
 // An answer on its way out: status and headers, then a whole body or pieces.
 struct Outgoing {
   Reply reply;
+  // Its pieces are made in this order on the streamer pool: by the fair
+  // clock's tag of its request, light or heavy alike (an answer under way
+  // holds budget, and a heavy one its slot, until its last piece is out).
+  Priority priority;
   bool gzip = false;  // the client accepts gzip
   std::vector<std::pair<std::string, std::string>> extra;  // Set-Cookie, Cache-Control
   std::unique_ptr<AnswerBudget::Reservation> hold;
@@ -136,7 +167,9 @@ struct Server::Impl {
   // finish and return theirs.
   std::unique_ptr<WorkPool> light, heavy, streamer;
   std::unique_ptr<AnswerBudget> budget;
+  std::unique_ptr<AnswerCache> cache;
   std::unique_ptr<std::counting_semaphore<>> heavy_slots;
+  FairClock fair{kFairCredit};
   std::string bound_host;
   bool check_host = true;
 
@@ -234,6 +267,7 @@ class Session : public std::enable_shared_from_this<Session> {
     gzip_ = Field(req, http::field::accept_encoding).find("gzip") != std::string_view::npos;
     if_none_match_ = std::string(Field(req, http::field::if_none_match));
     extra_.clear();
+    cache_key_.clear();
     if (req.method() != http::verb::get) {
       Reply r = ErrorReply(405, "only GET is served");
       r.headers.emplace_back("Allow", "GET");
@@ -274,7 +308,9 @@ class Session : public std::enable_shared_from_this<Session> {
     return false;
   }
 
-  void Route(const std::string& path, Params params) {
+  // may_wait: a heavy window may wait for an identical one being made
+  // (answer_cache.h) instead of making its own.
+  void Route(const std::string& path, Params params, bool may_wait = true) {
     if (path == "/healthz") {
       return SendNow(Answer(200, absl::StrCat("{\"ok\":true,\"tables\":", srv_->tables.size(), "}\n")));
     }
@@ -293,11 +329,13 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     Server::Impl* srv = srv_;
-    if (path == "/api/tables") return Work(false, "", nullptr, [srv](const Params&) { return TablesReply(srv->tables); }, std::move(params));
+    if (path == "/api/tables") {
+      return Work(false, {}, "", nullptr, [srv](const Params&) { return TablesReply(srv->tables); }, std::move(params));
+    }
     if (path == "/data/plugin/profile/data") {
       const bool heavy = IsHeavyCall(nullptr, "xprof", params);
-      return Work(heavy, "xprof", nullptr, [srv](const Params& p) { return XprofReply(srv->tables, p); },
-                  std::move(params));
+      return Work(heavy, {1, heavy ? 256 : 16}, "xprof", nullptr,
+                  [srv](const Params& p) { return XprofReply(srv->tables, p); }, std::move(params));
     }
     constexpr std::string_view kTables = "/api/tables/";
     if (path.size() > kTables.size() && path.compare(0, kTables.size(), kTables) == 0) {
@@ -307,20 +345,42 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!nt) return SendNow(ErrorReply(404, "no such table"));
       if (auto stale = StaleTableReply(*nt->table)) return SendNow(std::move(*stale));
       if (slash == std::string_view::npos) {
-        return Work(false, "", nullptr, [nt](const Params&) { return TableReply(*nt); }, std::move(params));
+        return Work(false, {}, "", nullptr, [nt](const Params&) { return TableReply(*nt); }, std::move(params));
       }
       const std::string call(rest.substr(slash + 1));
       const Table* t = nt->table.get();
       if (call == "window") {
-        return Work(IsHeavyCall(t, call, params), call, t, [t](const Params& p) { return WindowReply(*t, p, true); },
+        // Classified before `params` moves into Work (arguments are evaluated
+        // in no set order: right to left by GCC).
+        const bool heavy = IsHeavyCall(t, call, params);
+        const Cost cost = WindowCost(*t, params);
+        if (heavy) {
+          cache_key_ = absl::StrCat(nt->name, "/window?", gzip_ ? "gzip" : "identity");
+          for (const auto& [k, v] : params) absl::StrAppend(&cache_key_, "&", k, "=", v);
+          if (auto body = srv_->cache->Find(cache_key_)) return SendCached(std::move(body));
+          if (may_wait && !LeadOrWait(path, params)) return;
+        }
+        return Work(heavy, cost, call, t, [t](const Params& p) { return WindowReply(*t, p, true); },
                     std::move(params));
       }
-      if (call == "event") return Work(false, call, t, [t](const Params& p) { return EventReply(*t, p); }, std::move(params));
-      if (call == "search") return Work(false, call, t, [t](const Params& p) { return SearchReply(*t, p); }, std::move(params));
-      if (call == "stats") return Work(true, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
-      if (call == "tile") return Work(false, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
-      if (call == "memory") return Work(false, call, t, [t](const Params& p) { return MemoryReply(*t, p); }, std::move(params));
-      if (call == "flow") return Work(false, call, t, [t](const Params& p) { return FlowReply(*t, p); }, std::move(params));
+      if (call == "event") {
+        return Work(false, {}, call, t, [t](const Params& p) { return EventReply(*t, p); }, std::move(params));
+      }
+      if (call == "search") {
+        return Work(false, {1, 16}, call, t, [t](const Params& p) { return SearchReply(*t, p); }, std::move(params));
+      }
+      if (call == "stats") {
+        return Work(true, {1, 256}, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
+      }
+      if (call == "tile") {
+        return Work(false, {}, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
+      }
+      if (call == "memory") {
+        return Work(false, {}, call, t, [t](const Params& p) { return MemoryReply(*t, p); }, std::move(params));
+      }
+      if (call == "flow") {
+        return Work(false, {}, call, t, [t](const Params& p) { return FlowReply(*t, p); }, std::move(params));
+      }
       return SendNow(ErrorReply(404, absl::StrCat("no call '", call.substr(0, 64),
                                                   "' (window, event, search, stats, tile, memory, flow)")));
     }
@@ -329,14 +389,19 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Runs `handler` on a worker, within the answer budget, then sends.
   template <typename Handler>
-  void Work(bool heavy, std::string call, const Table* table, Handler handler, Params params) {
+  void Work(bool heavy, Cost cost, std::string call, const Table* table, Handler handler, Params params) {
     WorkPool* pool = heavy ? srv_->heavy.get() : srv_->light.get();
+    const Priority priority{heavy ? 0 : cost.lane, srv_->fair.Tag(cost.units, &finish_)};
     auto self = shared_from_this();
-    auto task = [self, heavy, call = std::move(call), table, handler = std::move(handler),
+    auto task = [self, heavy, priority, call = std::move(call), table, handler = std::move(handler),
                  params = std::move(params)]() mutable {
+      self->srv_->fair.Started(priority.tag);
+      // A client that hung up while its request waited: nobody to answer.
+      if (self->PeerClosed()) return;
       AnswerBudget& budget = *self->srv_->budget;
       auto out = std::make_shared<Outgoing>();
       out->gzip = self->gzip_;
+      out->priority = {0, priority.tag};
       // Waiting for room (answers in flight finish and return theirs) beats
       // refusing at once; only a client still waiting at the deadline gets 503.
       const auto until = std::chrono::steady_clock::now() + Seconds(self->srv_->options.budget_wait_s);
@@ -379,7 +444,7 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       net::post(self->stream_.get_executor(), [self, out]() mutable { self->Send(std::move(out)); });
     };
-    if (!pool->TryPost(std::move(task))) {
+    if (!pool->TryPost(std::move(task), priority)) {
       Reply r = ErrorReply(503, "the server is busy (its request queue is full); try again");
       r.headers.emplace_back("Retry-After", "1");
       SendNow(std::move(r));
@@ -398,6 +463,39 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     out->reply = std::move(r);
     Send(std::move(out));
+  }
+
+  // True when no identical answer is being made (this one leads: flight_).
+  // Else asks again once that one is kept (or has failed), or after
+  // --budget-wait, whichever comes first; then it makes its own.
+  bool LeadOrWait(const std::string& path, const Params& params) {
+    auto timer = std::make_shared<net::steady_timer>(stream_.get_executor());
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    auto again = [self = shared_from_this(), timer, once, path, params] {
+      if (once->exchange(true)) return;
+      timer->cancel();
+      self->Route(path, params, false);
+    };
+    flight_ = srv_->cache->Lead(cache_key_, [again, ex = stream_.get_executor()] { net::post(ex, again); });
+    if (flight_) return true;
+    timer->expires_after(Seconds(srv_->options.budget_wait_s));
+    timer->async_wait([again](beast::error_code) { again(); });
+    return false;
+  }
+
+  // A heavy window's answer as sent before (answer_cache.h), from memory.
+  void SendCached(std::shared_ptr<const std::string> body) {
+    Reply r = Answer(200, "");
+    if (gzip_) r.headers.emplace_back("Content-Encoding", "gzip");
+    http::response_header<> head;
+    Head(r, &head);
+    auto res = std::make_shared<http::response<http::span_body<const char>>>(std::move(head));
+    res->body() = beast::span<const char>(body->data(), body->size());
+    res->prepare_payload();
+    stream_.expires_after(Seconds(srv_->options.write_timeout_s));
+    http::async_write(stream_, *res, [self = shared_from_this(), res, body](beast::error_code ec, size_t) {
+      self->AfterAnswer(ec);
+    });
   }
 
   // Status and headers; true when the answer is a 304 (no body).
@@ -441,6 +539,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void AfterAnswer(beast::error_code ec) {
+    flight_.reset();
     if (ec) {
       gone_ = true;
       return Close();
@@ -458,6 +557,8 @@ class Session : public std::enable_shared_from_this<Session> {
       zip_ = std::make_unique<GzipStream>();
     }
     streaming_ = std::move(out);
+    recording_ = !cache_key_.empty();
+    recorded_.clear();
     auto res = std::make_shared<http::response<http::empty_body>>(std::move(head));
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
@@ -470,20 +571,29 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void NextPiece() {
     auto self = shared_from_this();
+    const Priority priority = streaming_->priority;
     const bool posted = srv_->streamer->Post([self] {
       if (self->gone_) return;
       auto piece = std::make_shared<std::string>();
       std::string raw;
       Outgoing& out = *self->streaming_;
       const bool more = out.reply.chunks->Next(&raw);
-      if (out.hold) out.hold->Resize(out.reply.chunks->held_bytes() + kStreamBufferBytes);
       if (self->zip_) {
         if (!self->zip_->Add(raw, !more, piece.get())) self->gone_ = true;
       } else {
         *piece = std::move(raw);
       }
+      if (self->recording_) {
+        if (self->recorded_.size() + piece->size() <= self->srv_->cache->max_answer_bytes()) {
+          self->recorded_.append(*piece);
+        } else {
+          self->recording_ = false;
+          std::string().swap(self->recorded_);
+        }
+      }
+      if (out.hold) out.hold->Resize(out.reply.chunks->held_bytes() + kStreamBufferBytes + self->recorded_.size());
       net::post(self->stream_.get_executor(), [self, piece, more] { self->WritePiece(piece, more); });
-    });
+    }, priority);
     if (!posted) StreamFailed();
   }
 
@@ -515,6 +625,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void FinishStream() {
+    if (recording_) srv_->cache->Put(cache_key_, std::move(recorded_));
+    StopRecording();
     streaming_.reset();  // returns its budget
     zip_.reset();
     AfterAnswer({});
@@ -523,9 +635,24 @@ class Session : public std::enable_shared_from_this<Session> {
   // The client went away or stopped reading: stop producing, free the answer.
   void StreamFailed() {
     gone_ = true;
+    StopRecording();
+    flight_.reset();
     streaming_.reset();
     zip_.reset();
     Close();
+  }
+
+  void StopRecording() {
+    recording_ = false;
+    std::string().swap(recorded_);
+  }
+
+  // Whether the client has closed its end (read side at end of stream). Only
+  // called while no read is pending, so nothing else touches the socket.
+  bool PeerClosed() {
+    char c;
+    const ssize_t n = recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
   }
 
   void Close() {
@@ -544,6 +671,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string if_none_match_;
   std::vector<std::pair<std::string, std::string>> extra_;
   std::atomic<bool> gone_{false};
+  int64_t finish_ = FairClock::kNew;  // fair_clock.h
+  // A heavy window's answer being sent is copied here (up to the cache's
+  // limit per answer) and kept in the answer cache once whole.
+  std::string cache_key_;
+  std::shared_ptr<void> flight_;  // this answer is being made for others too
+  bool recording_ = false;
+  std::string recorded_;
   std::shared_ptr<Outgoing> streaming_;
   std::unique_ptr<GzipStream> zip_;
 };
@@ -585,7 +719,9 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   impl_->tables = std::move(tables);
   impl_->options = options;
   ServeOptions& o = impl_->options;
-  if (o.threads <= 0) o.threads = static_cast<int>(std::max(4u, std::thread::hardware_concurrency()));
+  // Light calls mostly use the CPU: more workers than cores only split it
+  // (with 4 on a 2-core machine a heavy answer under way got ~1/9 of it).
+  if (o.threads <= 0) o.threads = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   o.heavy_threads = std::max(1, o.heavy_threads);
   o.io_threads = std::max(1, o.io_threads);
   impl_->ioc = std::make_unique<net::io_context>(o.io_threads);
@@ -595,6 +731,7 @@ Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : im
   impl_->heavy = std::make_unique<WorkPool>(o.heavy_threads, std::max<size_t>(8, o.max_queued / 8));
   impl_->streamer = std::make_unique<WorkPool>(2, SIZE_MAX);
   impl_->budget = std::make_unique<AnswerBudget>(o.max_answer_bytes);
+  impl_->cache = std::make_unique<AnswerCache>(impl_->budget.get(), o.max_answer_bytes / kCacheShare);
   impl_->heavy_slots = std::make_unique<std::counting_semaphore<>>(o.heavy_threads);
 }
 

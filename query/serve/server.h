@@ -7,7 +7,10 @@
 // write every connection, so idle and slow clients cost a socket and a few
 // KB, never a thread. A request goes to a worker only once read whole (its
 // head and body within request_timeout_s); heavy calls (api.h IsHeavyCall)
-// have a small pool of their own. Answers hold memory from a global budget
+// have a small pool of their own. In each pool the cheapest call runs first,
+// then the connection that asked for least lately (work_pool.h,
+// fair_clock.h); heavy windows' answers are kept and sent again
+// (answer_cache.h). Answers hold memory from a global budget
 // (max_answer_bytes) and large ones are streamed in chunks. Requests must
 // name an allowed Host (unless bound to a non-loopback address) and carry
 // the token when one is set.
@@ -31,7 +34,7 @@ namespace tracetable::serve {
 
 struct ServeOptions {
   size_t cache_bytes = 256ull << 20;  // LevelDB block cache, per table
-  int threads = 0;                    // workers for light calls; 0 = max(4, cores)
+  int threads = 0;                    // workers for light calls; 0 = max(2, cores)
   int heavy_threads = 2;              // workers for heavy calls
   int io_threads = 2;                 // threads accepting, reading and writing
   size_t max_queued = 1024;           // requests waiting per pool; more get 503

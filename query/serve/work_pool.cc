@@ -10,21 +10,19 @@ WorkPool::WorkPool(int threads, size_t max_queued) : max_queued_(max_queued) {
 
 WorkPool::~WorkPool() { Stop(); }
 
-bool WorkPool::TryPost(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || queue_.size() >= max_queued_) return false;
-    queue_.push_back(std::move(task));
-  }
-  cv_.notify_one();
-  return true;
+bool WorkPool::TryPost(std::function<void()> task, Priority priority) {
+  return Push(std::move(task), priority, true);
 }
 
-bool WorkPool::Post(std::function<void()> task) {
+bool WorkPool::Post(std::function<void()> task, Priority priority) {
+  return Push(std::move(task), priority, false);
+}
+
+bool WorkPool::Push(std::function<void()> task, Priority priority, bool capped) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return false;
-    queue_.push_back(std::move(task));
+    if (stopping_ || (capped && queue_.size() >= max_queued_)) return false;
+    queue_.emplace(Key(priority.lane, priority.tag, arrivals_++), std::move(task));
   }
   cv_.notify_one();
   return true;
@@ -51,8 +49,9 @@ void WorkPool::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
+      auto first = queue_.begin();
+      task = std::move(first->second);
+      queue_.erase(first);
     }
     task();
   }

@@ -1,7 +1,12 @@
-// A fixed set of worker threads fed from a bounded queue. The HTTP front
-// hands a request to a pool only once it has been read whole, so a slow or
-// idle client never holds a thread; a full queue is refused (TryPost returns
-// false) instead of growing, so the front can answer 503 at once.
+// A fixed set of worker threads fed from a bounded queue that runs the most
+// urgent task first. The HTTP front hands a request to a pool only once it
+// has been read whole, so a slow or idle client never holds a thread; a full
+// queue is refused (TryPost returns false) instead of growing, so the front
+// can answer 503 at once.
+//
+// Order: lower lane first (the front puts cheap calls in lane 0, so they
+// never wait behind costly ones already queued), then lower tag (fair_clock.h:
+// connections served less lately first), then arrival.
 //
 // Thread-safe. Stop() (also run by the destructor) finishes the running tasks,
 // drops the queued ones and joins the threads.
@@ -10,13 +15,20 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace tracetable::serve {
+
+struct Priority {
+  int lane = 0;
+  int64_t tag = 0;
+};
 
 class WorkPool {
  public:
@@ -26,18 +38,21 @@ class WorkPool {
   WorkPool& operator=(const WorkPool&) = delete;
 
   // Queues `task`; false when max_queued tasks already wait or after Stop().
-  bool TryPost(std::function<void()> task);
+  bool TryPost(std::function<void()> task, Priority priority = {});
   // Queues `task` past the cap: for the next piece of an answer already
   // accepted (their number is bounded by the answer budget). False after Stop().
-  bool Post(std::function<void()> task);
+  bool Post(std::function<void()> task, Priority priority = {});
   void Stop();
 
  private:
+  using Key = std::tuple<int, int64_t, uint64_t>;  // lane, tag, arrival
+  bool Push(std::function<void()> task, Priority priority, bool capped);
   void Loop();
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::map<Key, std::function<void()>> queue_;
+  uint64_t arrivals_ = 0;
   size_t max_queued_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;

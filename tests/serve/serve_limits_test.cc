@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "query/serve/answer_budget.h"
 #include "query/serve/api.h"
+#include "query/serve/fair_clock.h"
 #include "query/serve/gzip_stream.h"
 #include "query/serve/request_access.h"
 #include "query/serve/server.h"
@@ -40,8 +41,11 @@ constexpr int kEvents = 20000;
 // A raw client socket: what a slow or idle client does, byte by byte.
 class Conn {
  public:
-  explicit Conn(int port) {
+  // rcvbuf > 0: a small receive buffer, so a client that does not read
+  // stops the server's writes soon.
+  explicit Conn(int port, int rcvbuf = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (rcvbuf > 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<uint16_t>(port));
@@ -54,6 +58,7 @@ class Conn {
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
   bool ok() const { return ok_; }
+  int fd() const { return fd_; }
   bool Send(std::string_view s) { return send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size()); }
   // Everything until the peer closes (or `wait_ms` passes without a byte,
   // or `until` has been read). *closed tells whether the peer closed.
@@ -188,6 +193,23 @@ class ServeLimitsTest : public ::testing::Test {
     delete dir_;
   }
   static fs::path TablePath() { return *dir_ / "t.tracetable"; }
+  // 260 000 events, 10 us apart on 4 threads: more than a heavy call's
+  // 250 000, and answers that outgrow the kernel's socket buffers (up to 4 MB
+  // on loopback), so an answer to a client that does not read stalls.
+  static fs::path BigTablePath() {
+    const fs::path big = *dir_ / "big.tracetable";
+    if (fs::exists(big)) return big;
+    std::ofstream o(*dir_ / "big.json");
+    o << "{\"traceEvents\":[\n";
+    for (int i = 0; i < 260000; ++i) {
+      o << "{\"ph\":\"X\",\"pid\":1,\"tid\":" << 1 + i % 4 << ",\"ts\":" << 1000 + i * 10
+        << ",\"dur\":7,\"name\":\"op." << i % 37 << "\"},\n";
+    }
+    o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"name\":\"start\"}\n]}\n";
+    o.close();
+    EXPECT_EQ(Ingest((*dir_ / "big.json").string(), big.string()), 0);
+    return big;
+  }
   static fs::path* dir_;
 };
 fs::path* ServeLimitsTest::dir_ = nullptr;
@@ -214,6 +236,205 @@ TEST_F(ServeLimitsTest, SlowAndIdleClientsDoNotBlockCheapCalls) {
   Http w = Get(r.port(), "/api/tables/t/window?start_us=1000&end_us=2000");
   EXPECT_EQ(w.status, 200) << w.body;
   EXPECT_NE(w.body.find("\"traceEvents\""), std::string::npos);
+}
+
+// The order in which the answers on `conns` start: ranks[i] is 0 for the
+// first connection to get a byte, and so on. Reads every answer to its end
+// (or the peer's close), so streamed answers can finish and free their budget.
+std::vector<int> AnswerOrder(const std::vector<Conn*>& conns) {
+  std::vector<int> ranks(conns.size(), -1);
+  std::vector<bool> done(conns.size(), false);
+  int next = 0;
+  size_t open = conns.size();
+  while (open > 0) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < conns.size(); ++i) {
+      if (done[i]) continue;
+      fds.push_back({conns[i]->fd(), POLLIN, 0});
+      which.push_back(i);
+    }
+    if (poll(fds.data(), fds.size(), 60000) <= 0) break;  // nothing for a minute: give up
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const size_t i = which[k];
+      char buf[1 << 16];
+      const ssize_t n = recv(fds[k].fd, buf, sizeof(buf), 0);
+      if (n > 0 && ranks[i] < 0) ranks[i] = next++;
+      if (n <= 0) {
+        done[i] = true;
+        --open;
+      }
+    }
+  }
+  return ranks;
+}
+
+// Only windows over many events or bins are heavy: with the one heavy
+// worker's slot held by an answer its client does not read, small and
+// medium windows of a table too big to read whole are still answered.
+TEST_F(ServeLimitsTest, SmallWindowsOfABigTableAreNotHeavy) {
+  ServeOptions so;
+  so.heavy_threads = 1;
+  so.budget_wait_s = 1;
+  Running r(BigTablePath(), so);
+  Conn stalled(r.port(), 4096);
+  ASSERT_TRUE(stalled.Send("GET /api/tables/big/window?start_us=1000&end_us=1501000&resolution_us=0 HTTP/1.1\r\n"
+                           "Host: localhost\r\n\r\n"));
+  bool closed = false;
+  ASSERT_NE(stalled.ReadAll(60000, &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  for (const std::string q : {"start_us=1000&end_us=2000", "start_us=1000&end_us=201000&resolution_us=10.5"}) {
+    Http h = Get(r.port(), "/api/tables/big/window?" + q);
+    EXPECT_EQ(h.status, 200) << q << " " << h.body.substr(0, 200);
+  }
+  // The heavy one waits for the slot (then 503 at --budget-wait).
+  EXPECT_EQ(Get(r.port(), "/api/tables/big/window?resolution_us=0&limit=10").status, 503);
+}
+
+// A heavy window's answer, once sent whole, is kept and sent again without
+// a worker: with the one heavy slot held by an answer its client does not
+// read, the same window (plain and gzip) is answered, byte for byte.
+TEST_F(ServeLimitsTest, HeavyWindowsRepeatFromTheCache) {
+  ServeOptions so;
+  so.heavy_threads = 1;
+  so.budget_wait_s = 1;
+  Running r(BigTablePath(), so);
+  const std::string w = "/api/tables/big/window?start_us=1000&end_us=301000&resolution_us=0";
+  const std::string zip = "Accept-Encoding: gzip\r\n";
+  Http plain = Get(r.port(), w), zipped = Get(r.port(), w, zip);
+  ASSERT_EQ(plain.status, 200);
+  ASSERT_EQ(zipped.status, 200);
+  ASSERT_NE(plain.head.find("Transfer-Encoding: chunked"), std::string::npos) << "made and streamed";
+  Conn stalled(r.port(), 4096);
+  ASSERT_TRUE(stalled.Send("GET /api/tables/big/window?start_us=1000&end_us=1501000&resolution_us=0 HTTP/1.1\r\n"
+                           "Host: localhost\r\n\r\n"));
+  bool closed = false;
+  ASSERT_NE(stalled.ReadAll(60000, &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  Http again = Get(r.port(), w);
+  EXPECT_EQ(again.status, 200) << again.body.substr(0, 200);
+  EXPECT_TRUE(again.body == plain.body);
+  Http zagain = Get(r.port(), w, zip);
+  EXPECT_EQ(zagain.status, 200);
+  EXPECT_NE(zagain.head.find("Content-Encoding: gzip"), std::string::npos) << zagain.head;
+  EXPECT_TRUE(Gunzip(zagain.body) == plain.body);
+  // Other parameters are another answer: made anew, so it waits for the slot.
+  EXPECT_EQ(Get(r.port(), w + "&limit=29999").status, 503);
+}
+
+// Identical heavy windows arriving together are made once: the second waits
+// for the first (whose client reads only later) and is sent the kept answer
+// (whole, with a length) instead of making and streaming its own.
+TEST_F(ServeLimitsTest, IdenticalHeavyWindowsAreMadeOnce) {
+  ServeOptions so;
+  so.budget_wait_s = 600;
+  Running r(BigTablePath(), so);
+  // ~7 MB of JSON: more than the socket buffers take, less than the largest
+  // answer the cache keeps (a quarter of 1/8 of 256 MB).
+  const std::string w = "/api/tables/big/window?start_us=1000&end_us=451000&resolution_us=0";
+  Conn first(r.port(), 4096);
+  ASSERT_TRUE(first.Send(absl::StrCat("GET ", w, " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")));
+  bool closed = false;
+  std::string got = first.ReadAll(60000, &closed, "\r\n\r\n");
+  ASSERT_NE(got.find("200 OK"), std::string::npos);
+  auto second = std::async(std::launch::async, [&] { return Get(r.port(), w); });
+  EXPECT_EQ(second.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout)
+      << "answered while the first was still being sent";
+  got += first.ReadAll(60000, &closed);
+  ASSERT_TRUE(closed);
+  const size_t end = got.find("\r\n\r\n");
+  Http h = second.get();
+  ASSERT_EQ(h.status, 200);
+  EXPECT_EQ(h.head.find("Transfer-Encoding: chunked"), std::string::npos);
+  EXPECT_NE(h.head.find("Content-Length: "), std::string::npos);
+  EXPECT_GT(h.body.size(), 4u << 20);
+  // The first answer, de-chunked, is the same body.
+  std::string body;
+  for (size_t at = end + 4;;) {
+    const size_t eol = got.find("\r\n", at);
+    ASSERT_NE(eol, std::string::npos);
+    const size_t n = std::stoul(got.substr(at, eol - at), nullptr, 16);
+    if (n == 0) break;
+    body.append(got, eol + 2, n);
+    at = eol + 2 + n + 2;
+  }
+  EXPECT_TRUE(body == h.body);
+}
+
+// The light pool runs the cheapest queued call first, and among calls alike
+// the connection served least lately: a keep-alive client that has kept the
+// server busy waits behind a new one. All of it is queued behind one light
+// call held (waiting for answer budget) by a heavy answer whose client does
+// not read, so the order the answers start in is the order the queue gives.
+TEST_F(ServeLimitsTest, CheapCallsAndNewClientsGoFirst) {
+  const fs::path big = BigTablePath();
+  const std::string stalling = "/api/tables/big/window?start_us=1000&end_us=1501000&resolution_us=0";
+  // 240 000 events at 18 462 bins: light, but a large working set.
+  const std::string blocking = "/api/tables/big/window?start_us=1000&end_us=2401000&resolution_us=130";
+  const std::string medium = "/api/tables/big/window?start_us=1000&end_us=201000&resolution_us=10.5";
+  const std::string cheap = "/api/tables/big/window?start_us=1000&end_us=2000";
+  ServeOptions so;
+  so.threads = 1;
+  so.budget_wait_s = 600;
+  {
+    // Room for the blocker's working set and a little more: not while the
+    // stalled answer holds its pending items.
+    absl::StatusOr<std::vector<NamedTable>> t = OpenTables({big.string()}, so);
+    ASSERT_TRUE(t.ok());
+    const auto ahead = [&](const std::string& target) {
+      Params p;
+      std::string path;
+      EXPECT_TRUE(SplitTarget(target, &path, &p));
+      EXPECT_FALSE(IsHeavyCall((*t)[0].table.get(), "window", p) && target != stalling) << target;
+      return WorkingBytesEstimate(*(*t)[0].table, "window", p);
+    };
+    so.max_answer_bytes = ahead(blocking) + (1 << 20);
+    ASSERT_LE(ahead(stalling), so.max_answer_bytes);
+  }
+  Running r(big, so);
+  const auto ask = [](Conn& c, const std::string& target, bool close) {
+    return c.Send(absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: localhost\r\n",
+                               close ? "Connection: close\r\n" : "", "\r\n"));
+  };
+  // Greedy keep-alive clients: each has had three medium windows answered.
+  std::vector<std::unique_ptr<Conn>> greedy;
+  for (int i = 0; i < 4; ++i) {
+    greedy.push_back(std::make_unique<Conn>(r.port()));
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_TRUE(ask(*greedy.back(), medium, false));
+      bool closed = false;
+      const std::string got = greedy.back()->ReadAll(60000, &closed, "\r\n0\r\n\r\n");
+      ASSERT_NE(got.find("200 OK"), std::string::npos) << got.substr(0, 200);
+    }
+  }
+  auto stalled = std::make_unique<Conn>(r.port(), 4096);
+  ASSERT_TRUE(ask(*stalled, stalling, true));
+  bool closed = false;
+  ASSERT_NE(stalled->ReadAll(60000, &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  // The light worker takes this one and waits for room (a pause to let the
+  // server read it first, not an assertion).
+  Conn blocker(r.port());
+  ASSERT_TRUE(ask(blocker, blocking, true));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Queued behind it: the greedy clients' next medium windows, then a new
+  // client's, then a small window.
+  for (auto& g : greedy) ASSERT_TRUE(ask(*g, medium, true));
+  Conn fresh(r.port());
+  ASSERT_TRUE(ask(fresh, medium, true));
+  Conn small(r.port());
+  ASSERT_TRUE(ask(small, cheap, true));
+  // Every request read and queued before the worker is let go (a pause, not
+  // an assertion: a late one would only be queued later).
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(blocker.ReadAll(0, &closed).empty()) << "the blocker was answered while the budget was full";
+  EXPECT_TRUE(small.ReadAll(0, &closed).empty());
+  stalled.reset();  // the client goes away: its answer's budget is freed
+  std::vector<Conn*> order = {&blocker, &small, &fresh};
+  for (auto& g : greedy) order.push_back(g.get());
+  const std::vector<int> ranks = AnswerOrder(order);
+  EXPECT_EQ(ranks[0], 0) << "the blocker first";
+  EXPECT_EQ(ranks[1], 1) << "the small window before every queued medium one";
+  EXPECT_EQ(ranks[2], 2) << "the new client before the greedy ones";
+  for (size_t i = 3; i < ranks.size(); ++i) EXPECT_GT(ranks[i], 2) << i;
 }
 
 TEST_F(ServeLimitsTest, RequestDeadlineAndIdleTimeoutCloseConnections) {
@@ -424,6 +645,54 @@ TEST(WorkPool, RefusesPastItsQueueButTakesContinuations) {
   release.set_value();
   for (int i = 0; i < 1000 && ran.load() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(ran.load(), 3);
+}
+
+TEST(WorkPool, RunsTheLowestLaneThenTagFirst) {
+  WorkPool pool(1, 100);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  ASSERT_TRUE(pool.TryPost([&] {
+    started.set_value();
+    gate.wait();
+  }));
+  started.get_future().wait();
+  std::mutex mu;
+  std::string order;
+  std::promise<void> all;
+  const auto note = [&](char c) {
+    return [&, c] {
+      std::lock_guard<std::mutex> lock(mu);
+      order.push_back(c);
+      if (order.size() == 5) all.set_value();
+    };
+  };
+  ASSERT_TRUE(pool.TryPost(note('e'), {1, 5}));
+  ASSERT_TRUE(pool.TryPost(note('d'), {1, 0}));
+  ASSERT_TRUE(pool.TryPost(note('b'), {0, 9}));
+  ASSERT_TRUE(pool.TryPost(note('c'), {0, 9}));  // same place: arrival order
+  ASSERT_TRUE(pool.Post(note('a'), {0, -3}));
+  release.set_value();
+  all.get_future().wait();
+  EXPECT_EQ(order, "abcde");
+}
+
+TEST(FairClock, BusyConnectionsWaitBehindNewOnesButNobodyForever) {
+  FairClock clock(10);
+  int64_t busy = FairClock::kNew, fresh = FairClock::kNew, quiet = FairClock::kNew;
+  EXPECT_EQ(clock.Tag(1, &quiet), -10);
+  int64_t last = 0;
+  for (int i = 0; i < 20; ++i) {
+    last = clock.Tag(5, &busy);
+    clock.Started(last);
+  }
+  EXPECT_EQ(last, -10 + 19 * 5);
+  // The busy connection's next request is tagged past `now`; a new one's and
+  // one back after a long pause come in `credit` before `now`.
+  EXPECT_EQ(clock.Tag(5, &busy), 90);
+  EXPECT_EQ(clock.Tag(1, &fresh), 85 - 10);
+  EXPECT_EQ(clock.Tag(1, &quiet), 85 - 10);
+  EXPECT_LT(clock.Tag(1, &fresh), 90);
 }
 
 TEST(RequestAccess, TargetHostCookieSecret) {
