@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/query/ingested_table_test.h"
 #include "ingest/input.h"
 #include "query/export.h"
 #include "query/range_stats.h"
@@ -52,45 +53,9 @@ constexpr char kTrace[] = R"({"traceEvents":[
 {"ph":"e","name":"Request","cat":"net","id":"0x1","pid":1,"tid":2,"ts":99}
 ]})";
 
-class ScopedTracksTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tt_scoped_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+using namespace tracetable::testing;
 
-  std::unique_ptr<Table> Ingest(const std::string& input, const std::string& name) {
-    absl::StatusOr<std::vector<InputFile>> files = ExpandInputs({input});
-    EXPECT_TRUE(files.ok()) << files.status();
-    BuildOptions opts;
-    opts.output = Path(name);
-    absl::StatusOr<std::unique_ptr<TableBuilder>> b = TableBuilder::Create(opts);
-    EXPECT_TRUE(b.ok()) << b.status();
-    EXPECT_TRUE(ReadInputs(*files, b->get(), {}).ok());
-    EXPECT_TRUE((*b)->Finish().ok());
-    absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(Path(name));
-    EXPECT_TRUE(t.ok()) << t.status();
-    return t.ok() ? std::move(*t) : nullptr;
-  }
-  std::unique_ptr<Table> IngestText(const std::string& json, const std::string& name) {
-    std::ofstream(Path(name + ".json")) << json;
-    return Ingest(Path(name + ".json"), name);
-  }
-
-  fs::path dir_;
-};
-
-std::vector<WindowItem> Everything(const Table& t) {
-  WindowRequest req;
-  req.start = t.meta().min_ts();
-  req.end = t.meta().max_end();
-  absl::StatusOr<WindowResult> r = QueryWindow(t, req);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? r->items : std::vector<WindowItem>();
-}
+class ScopedTracksTest : public IngestedTableTest {};
 
 // "<process name or pid>/<kind>/<track name>" -> event names, in window order.
 std::map<std::string, std::vector<std::string>> EventsByTrack(const Table& t) {

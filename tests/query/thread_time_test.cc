@@ -16,6 +16,7 @@
 #include "format/tile_codec.h"
 #include "format/time.h"
 #include "gtest/gtest.h"
+#include "tests/query/ingested_table_test.h"
 #include "ingest/input.h"
 #include "leveldb/iterator.h"
 #include "query/export.h"
@@ -28,47 +29,9 @@ namespace tracetable {
 namespace {
 namespace fs = std::filesystem;
 
-class ThreadTimeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tt_thread_time_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+using namespace tracetable::testing;
 
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  // Ingests `input` (a path) into `name` and opens it.
-  std::unique_ptr<Table> Ingest(const std::string& input, const std::string& name) {
-    absl::StatusOr<std::vector<InputFile>> files = ExpandInputs({input});
-    EXPECT_TRUE(files.ok()) << files.status();
-    BuildOptions opts;
-    opts.output = Path(name);
-    absl::StatusOr<std::unique_ptr<TableBuilder>> b = TableBuilder::Create(opts);
-    EXPECT_TRUE(b.ok()) << b.status();
-    EXPECT_TRUE(ReadInputs(*files, b->get(), {}).ok());
-    EXPECT_TRUE((*b)->Finish().ok());
-    absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(Path(name));
-    EXPECT_TRUE(t.ok()) << t.status();
-    return t.ok() ? std::move(*t) : nullptr;
-  }
-  std::unique_ptr<Table> IngestText(const std::string& json, const std::string& name) {
-    std::ofstream(Path(name + ".json")) << json;
-    return Ingest(Path(name + ".json"), name);
-  }
-
-  fs::path dir_;
-};
-
-std::vector<WindowItem> Everything(const Table& t) {
-  WindowRequest req;
-  req.start = t.meta().min_ts();
-  req.end = t.meta().max_end();
-  absl::StatusOr<WindowResult> r = QueryWindow(t, req);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? r->items : std::vector<WindowItem>();
-}
+class ThreadTimeTest : public IngestedTableTest {};
 
 // name -> (tts, tdur) as text ("-" when absent), from the table itself.
 std::map<std::string, std::pair<std::string, std::string>> ThreadTimes(const Table& t) {

@@ -22,7 +22,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const zlib = require('zlib');
-const { repo, tracetable, artifacts, check, waitFor, startServer, launch } = require('./harness');
+const { repo, tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 const shared = process.env.TT_SHARED_TRACES || path.join(repo, '..', 'shared', 'traces');
@@ -170,16 +170,10 @@ async function main() {
     }
 
     check(notFound.length === 0, `no 404 answers${notFound.length ? ': ' + notFound.join(' ') : ''}`);
-    check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
-    console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    pass(errors, t0);
   } finally {
-    if (browser) await browser.close();
-    proc.kill('SIGINT');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await cleanUp(browser, proc, dir);
   }
 }
 
-main().catch((e) => {
-  console.error('FAIL:', e.message);
-  process.exit(1);
-});
+run(main);

@@ -5,6 +5,7 @@
 
 const { chromium } = require('playwright-core');
 const { spawn } = require('child_process');
+const fs = require('fs');
 const path = require('path');
 
 const repo = path.resolve(__dirname, '..', '..');
@@ -51,4 +52,25 @@ function launch() {
   });
 }
 
-module.exports = { repo, build, tracetable, gen, artifacts, check, waitFor, startServer, launch };
+// The end every test shares: no page errors, then PASS with the time taken.
+function pass(errors, t0) {
+  check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
+  console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+// Closes the browser (if it started), stops the server, removes the scratch folder.
+async function cleanUp(browser, proc, dir) {
+  if (browser) await browser.close();
+  proc.kill('SIGINT');
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+// Runs a test's main(): a thrown check or error is a FAIL and a non-zero exit.
+function run(main) {
+  main().catch((e) => {
+    console.error('FAIL:', e.message);
+    process.exit(1);
+  });
+}
+
+module.exports = { repo, build, tracetable, gen, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run };

@@ -14,7 +14,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { tracetable, artifacts, check, waitFor, startServer, launch } = require('./harness');
+const { tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 const EPOCH = 1700000000000000;  // us: an epoch-sized start, as real traces have
@@ -425,16 +425,10 @@ async function main() {
       `zoomed out, ${thin.inView} flows are drawn as ${thin.bundles.length} bundles (${thin.bundles.map((b) => b.count).join(', ')}) and ${thin.drawn} arrows`);
     await page.screenshot({ path: path.join(artifacts, '24-flows-thinned.png') });
 
-    check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
-    console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    pass(errors, t0);
   } finally {
-    if (browser) await browser.close();
-    proc.kill('SIGINT');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await cleanUp(browser, proc, dir);
   }
 }
 
-main().catch((e) => {
-  console.error('FAIL:', e.message);
-  process.exit(1);
-});
+run(main);

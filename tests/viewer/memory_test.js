@@ -14,7 +14,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { repo, tracetable, artifacts, check, waitFor, startServer, launch } = require('./harness');
+const { repo, tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
 
 const SKIP = 77;  // ctest SKIP_RETURN_CODE
 const shared = process.env.TRACETABLE_SHARED_TRACES || path.join(repo, '..', 'shared', 'traces');
@@ -252,16 +252,10 @@ async function main() {
     check(await page.evaluate(() => !document.getElementById('memory-strip').hidden && window.__tt.memory.selected === null),
       'switching to a table without memory events keeps the chart, empty, and the tab says there are none');
 
-    check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
-    console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    pass(errors, t0);
   } finally {
-    if (browser) await browser.close();
-    proc.kill('SIGINT');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await cleanUp(browser, proc, dir);
   }
 }
 
-main().catch((e) => {
-  console.error('FAIL:', e.message);
-  process.exit(1);
-});
+run(main);

@@ -12,7 +12,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { tracetable, artifacts, check, waitFor, startServer, launch } = require('./harness');
+const { tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 
@@ -40,6 +40,7 @@ const EVENTS = [
 const DEPTHS = { 'Request@0': 0, 'Connect@10': 1, 'Handshake@15': 2, 'Read@50': 1, 'Request@5': 3, 'Connect@6': 4 };
 
 async function main() {
+  const started = Date.now();
   fs.mkdirSync(artifacts, { recursive: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tt-viewer-scoped-'));
   const json = path.join(dir, 'scoped.json');
@@ -113,13 +114,10 @@ async function main() {
     const asyncRow = await page.evaluate((id) => { const r = window.__tt.S.rows.find((x) => x.kind === 'track' && x.track.id === id); return r.h; }, track);
     check(asyncRow >= 5 * 18, `the async row is tall enough for 5 lanes (${asyncRow} px)`);
     await page.evaluate(() => { window.__tt.logTrack = undefined; });
-    check(errors.length === 0, `no page errors (${errors.join('; ')})`);
+    pass(errors, started);
   } finally {
-    if (browser) await browser.close();
-    proc.kill();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await cleanUp(browser, proc, dir);
   }
-  console.log('scoped tracks test passed');
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+run(main);

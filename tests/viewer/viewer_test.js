@@ -13,7 +13,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { tracetable, gen, artifacts, check, waitFor, startServer, launch } = require('./harness');
+const { tracetable, gen, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
 
 const idle = () => window.__tt.inflight === 0 && window.__tt.ready && document.body.dataset.viewState === 'ready';
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
@@ -262,16 +262,10 @@ async function main() {
 
     const reqs = await page.evaluate(() => window.__tt.requests.length);
     console.log(`tile requests: ${reqs}, cancelled: ${await page.evaluate(() => window.__tt.cancelled)}`);
-    check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
-    console.log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    pass(errors, t0);
   } finally {
-    if (browser) await browser.close();
-    proc.kill('SIGINT');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await cleanUp(browser, proc, dir);
   }
 }
 
-main().catch((e) => {
-  console.error('FAIL:', e.message);
-  process.exit(1);
-});
+run(main);
