@@ -105,37 +105,28 @@ export function drawChart(ctx, W, dpr, axis, d) {
   ctx.rect(GUTTER, 0, W - GUTTER, H);
   ctx.clip();
   const endX = Math.min(W, xOf(d.end));
-  if (d.series.in_use && d.series.in_use.length) {
+  // Strokes one series as steps; the path stays current (in use fills it).
+  const strokeSeries = (samples, y, color, width, dash) => {
+    if (!samples || !samples.length) return false;
     ctx.beginPath();
-    if (stepPath(ctx, d.series.in_use, xOf, yOf, endX)) {
-      ctx.strokeStyle = COLORS.in_use;
-      ctx.lineWidth = 1.25;
-      ctx.stroke();
-      ctx.lineTo(endX, yOf(0));
-      ctx.lineTo(xOf(d.series.in_use[0][0]), yOf(0));
-      ctx.closePath();
-      ctx.fillStyle = 'rgba(37,99,235,.18)';
-      ctx.fill();
-    }
+    if (!stepPath(ctx, samples, xOf, y, endX)) return false;
+    ctx.strokeStyle = color;
+    ctx.lineWidth = width;
+    ctx.setLineDash(dash);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    return true;
+  };
+  if (strokeSeries(d.series.in_use, yOf, COLORS.in_use, 1.25, [])) {
+    ctx.lineTo(endX, yOf(0));
+    ctx.lineTo(xOf(d.series.in_use[0][0]), yOf(0));
+    ctx.closePath();
+    ctx.fillStyle = 'rgba(37,99,235,.18)';
+    ctx.fill();
   }
-  if (d.series.reserved && d.series.reserved.length) {
-    ctx.beginPath();
-    if (stepPath(ctx, d.series.reserved, xOf, yOf, endX)) {
-      ctx.strokeStyle = COLORS.reserved;
-      ctx.lineWidth = 1.25;
-      ctx.stroke();
-    }
-  }
-  if (d.series.fragmentation && d.series.fragmentation.length) {
-    ctx.beginPath();
-    if (stepPath(ctx, d.series.fragmentation, xOf, (v) => H - PAD_BOTTOM - Math.max(0, Math.min(1, v)) * plotH, endX)) {
-      ctx.strokeStyle = COLORS.fragmentation;
-      ctx.lineWidth = 1;
-      ctx.setLineDash([4, 3]);
-      ctx.stroke();
-      ctx.setLineDash([]);
-    }
-  }
+  strokeSeries(d.series.reserved, yOf, COLORS.reserved, 1.25, []);
+  strokeSeries(d.series.fragmentation, (v) => H - PAD_BOTTOM - Math.max(0, Math.min(1, v)) * plotH,
+    COLORS.fragmentation, 1, [4, 3]);
   const marker = (m, c, text) => {
     const x = Math.round(xOf(m.t)) + 0.5;
     if (x < GUTTER || x > W) return;

@@ -627,36 +627,48 @@ TEST(AnswerBudget, WaitsForRoomUntilItsDeadline) {
   EXPECT_EQ(b.Reserve(200, &d, std::chrono::steady_clock::now()), AnswerBudget::Verdict::kBusy);
 }
 
+// Holds a one-worker pool's worker until Release(), so that what is posted
+// meanwhile queues.
+class PoolBlocker {
+ public:
+  explicit PoolBlocker(WorkPool* pool) {
+    std::shared_future<void> gate = release_.get_future().share();
+    std::promise<void> started;
+    std::future<void> running = started.get_future();
+    const bool posted = pool->TryPost([gate, &started] {
+      started.set_value();
+      gate.wait();
+    });
+    EXPECT_TRUE(posted);
+    if (posted) running.wait();
+  }
+  ~PoolBlocker() { Release(); }
+  void Release() {
+    if (!released_) release_.set_value();
+    released_ = true;
+  }
+
+ private:
+  std::promise<void> release_;
+  bool released_ = false;
+};
+
 TEST(WorkPool, RefusesPastItsQueueButTakesContinuations) {
   WorkPool pool(1, 2);
-  std::promise<void> release;
-  std::shared_future<void> gate = release.get_future().share();
-  std::promise<void> started;
-  ASSERT_TRUE(pool.TryPost([&] {
-    started.set_value();
-    gate.wait();
-  }));
-  started.get_future().wait();
+  PoolBlocker blocker(&pool);
   std::atomic<int> ran{0};
   EXPECT_TRUE(pool.TryPost([&] { ++ran; }));
   EXPECT_TRUE(pool.TryPost([&] { ++ran; }));
   EXPECT_FALSE(pool.TryPost([&] { ++ran; }));
   EXPECT_TRUE(pool.Post([&] { ++ran; }));
-  release.set_value();
+  blocker.Release();
   for (int i = 0; i < 1000 && ran.load() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(ran.load(), 3);
 }
 
 TEST(WorkPool, RunsTheLowestLaneThenTagFirst) {
   WorkPool pool(1, 100);
-  std::promise<void> release;
-  std::shared_future<void> gate = release.get_future().share();
-  std::promise<void> started;
-  ASSERT_TRUE(pool.TryPost([&] {
-    started.set_value();
-    gate.wait();
-  }));
-  started.get_future().wait();
+  PoolBlocker blocker(&pool);
   std::mutex mu;
   std::string order;
   std::promise<void> all;
@@ -672,7 +684,7 @@ TEST(WorkPool, RunsTheLowestLaneThenTagFirst) {
   ASSERT_TRUE(pool.TryPost(note('b'), {0, 9}));
   ASSERT_TRUE(pool.TryPost(note('c'), {0, 9}));  // same place: arrival order
   ASSERT_TRUE(pool.Post(note('a'), {0, -3}));
-  release.set_value();
+  blocker.Release();
   all.get_future().wait();
   EXPECT_EQ(order, "abcde");
 }

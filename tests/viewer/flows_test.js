@@ -22,7 +22,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const zlib = require('zlib');
-const { repo, tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
+const { repo, tracetable, artifacts, check, waitFor, startServer, launch, collectErrors, pass, cleanUp, run } = require('./harness');
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 const shared = process.env.TT_SHARED_TRACES || path.join(repo, '..', 'shared', 'traces');
@@ -90,8 +90,7 @@ async function main() {
   try {
     browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+    collectErrors(page, errors);
     page.on('response', (r) => { if (r.status() === 404) notFound.push(r.url()); });
 
     // 1. A far end outside the loaded range: a view of 6 µs around the launch.

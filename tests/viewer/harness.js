@@ -52,6 +52,17 @@ function launch() {
   });
 }
 
+// Collects the page's errors and console errors into `errors`; console
+// errors from URLs matching `ignoreUrl` (optional) are left out.
+function collectErrors(page, errors, ignoreUrl) {
+  page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (ignoreUrl && ignoreUrl.test((m.location() || {}).url || '')) return;
+    errors.push('console: ' + m.text());
+  });
+}
+
 // The end every test shares: no page errors, then PASS with the time taken.
 function pass(errors, t0) {
   check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
@@ -73,4 +84,4 @@ function run(main) {
   });
 }
 
-module.exports = { repo, build, tracetable, gen, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run };
+module.exports = { repo, build, tracetable, gen, artifacts, check, waitFor, startServer, launch, collectErrors, pass, cleanUp, run };

@@ -14,7 +14,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
+const { tracetable, artifacts, check, waitFor, startServer, launch, collectErrors, pass, cleanUp, run } = require('./harness');
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 const EPOCH = 1700000000000000;  // us: an epoch-sized start, as real traces have
@@ -86,10 +86,7 @@ async function main() {
   try {
     browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !/\/event\?id=/.test((m.location() || {}).url || '')) errors.push('console: ' + m.text());
-    });
+    collectErrors(page, errors, /\/event\?id=/);
     await page.goto(url + '#table=sample');
     await waitFor(page, ready, null, 'first render');
     const span = () => page.evaluate(() => window.__tt.S && window.__tt.axis.span());

@@ -14,7 +14,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { repo, tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
+const { repo, tracetable, artifacts, check, waitFor, startServer, launch, collectErrors, pass, cleanUp, run } = require('./harness');
 
 const SKIP = 77;  // ctest SKIP_RETURN_CODE
 const shared = process.env.TRACETABLE_SHARED_TRACES || path.join(repo, '..', 'shared', 'traces');
@@ -62,10 +62,7 @@ async function main() {
   try {
     browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !/\/event\?id=/.test((m.location() || {}).url || '')) errors.push('console: ' + m.text());
-    });
+    collectErrors(page, errors, /\/event\?id=/);
     const mem = () => page.evaluate(() => JSON.parse(JSON.stringify(window.__tt.memory)));
     const breakdownIn = (n) => waitFor(page, (k) => window.__tt.memory.breakdownLoads > k && !document.querySelector('#memory-breakdown.loading'), n, 'a breakdown');
 

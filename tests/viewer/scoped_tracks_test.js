@@ -12,7 +12,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { tracetable, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
+const { tracetable, artifacts, check, waitFor, startServer, launch, collectErrors, pass, cleanUp, run } = require('./harness');
 
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
 
@@ -53,8 +53,7 @@ async function main() {
   try {
     browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1300, height: 560 } });
-    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+    collectErrors(page, errors);
     await page.goto(url + '#table=scoped');
     await waitFor(page, ready, null, 'first render');
 

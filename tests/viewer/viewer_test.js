@@ -13,7 +13,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { tracetable, gen, artifacts, check, waitFor, startServer, launch, pass, cleanUp, run } = require('./harness');
+const { tracetable, gen, artifacts, check, waitFor, startServer, launch, collectErrors, pass, cleanUp, run } = require('./harness');
 
 const idle = () => window.__tt.inflight === 0 && window.__tt.ready && document.body.dataset.viewState === 'ready';
 const ready = () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq;
@@ -101,11 +101,8 @@ async function main() {
   try {
     browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-    page.on('console', (m) => {
-      // /event answers 404 for events without arguments (shown as such).
-      if (m.type() === 'error' && !/\/event\?id=/.test((m.location() || {}).url || '')) errors.push('console: ' + m.text());
-    });
+    // /event answers 404 for events without arguments (shown as such).
+    collectErrors(page, errors, /\/event\?id=/);
     await page.goto(url + '#table=sample');
 
     // 1. First render.
