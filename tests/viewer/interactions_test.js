@@ -408,6 +408,10 @@ async function main() {
     check(arrow(fl.a, fl.b) && arrow(fl.b, fl.c), `a chain A→B→C bound by one id draws both arrows (${fl.arrows.length} drawn)`);
     await page.mouse.click(fl.b.x, fl.b.y);
     await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, fl.b.id, 'chainB selected');
+    // The highlight is drawn on the frame after the click: wait for it (or
+    // time out and let the check below say what was drawn).
+    await page.waitForFunction(() => window.__tt.flows.arrows.filter((r) => r.mine).length >= 2 && (window.__tt.flowList || []).length >= 2,
+      null, { timeout: 5000, polling: 50 }).catch(() => {});
     const list = await page.evaluate(() => ({ flows: window.__tt.flowList, mine: window.__tt.flows.arrows.filter((r) => r.mine).length }));
     check(list.flows.length === 2 && list.flows.some((x) => x.dir === 'in' && x.name === 'chainA') && list.flows.some((x) => x.dir === 'out' && x.name === 'chainC') && list.mine === 2,
       'selecting B highlights its two flows and lists them');
