@@ -69,7 +69,11 @@ class SearchIndexWriter {
                               proto::SearchIndexInfo* info);
 
   std::mutex mu_;  // guards sorter_ and tiles_ during AddTile
-  std::unique_ptr<ExternalSorter<Posting>> sorter_;
+  // By name, then tile; a type, so the sorts inline it (external_sorter.h).
+  struct PostingOrder {
+    bool operator()(const Posting& a, const Posting& b) const;
+  };
+  std::unique_ptr<ExternalSorter<Posting, PostingOrder>> sorter_;
   std::vector<Tile> tiles_;
 };
 
