@@ -13,6 +13,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
+#include <concepts>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -76,19 +78,67 @@ inline void AdviseHugePages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// An order that is exactly the order of a 64-bit key of the record (its type
+// has `static uint64_t Key(const Record&)`, and records with equal keys are
+// equal) is sorted by radix: a few linear passes instead of n log n
+// comparisons (search postings: 824k of them at 1M events, 3% of an ingest
+// in std::sort).
+template <typename Less, typename Record>
+concept RadixOrder = requires(const Record& r) {
+  { Less::Key(r) } -> std::convertible_to<uint64_t>;
+};
+
+// LSD radix sort by bytes of the key, skipping bytes all keys share. Needs a
+// scratch copy of the range while it sorts.
+template <typename Less, typename Record>
+void RadixSort(Record* data, size_t n) {
+  if (n < 2) return;
+  std::vector<std::array<size_t, 256>> counts(8);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t k = Less::Key(data[i]);
+    for (int d = 0; d < 8; ++d) ++counts[d][(k >> (8 * d)) & 0xFF];
+  }
+  std::vector<Record> scratch(n);
+  Record* src = data;
+  Record* dst = scratch.data();
+  for (int d = 0; d < 8; ++d) {
+    if (std::find(counts[d].begin(), counts[d].end(), n) != counts[d].end()) continue;
+    std::array<size_t, 256> pos;
+    size_t sum = 0;
+    for (int b = 0; b < 256; ++b) {
+      pos[b] = sum;
+      sum += counts[d][b];
+    }
+    for (size_t i = 0; i < n; ++i) dst[pos[(Less::Key(src[i]) >> (8 * d)) & 0xFF]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != data) std::memcpy(static_cast<void*>(data), src, n * sizeof(Record));
+}
+
+template <typename Record, typename Less>
+void SortRange(Record* first, Record* last, Less less) {
+  if constexpr (RadixOrder<Less, Record>) {
+    RadixSort<Less>(first, static_cast<size_t>(last - first));
+  } else {
+    std::sort(first, last, less);
+  }
+}
+
 // Sorts the two halves of `v` on two threads and returns where the second
 // starts. The halves are merged by the k-way merge like any other runs, so
 // no n/2 temporary buffer is needed.
 template <typename Record, typename Less>
 size_t SortHalves(std::vector<Record>* v, Less less) {
+  Record* begin = v->data();
+  Record* end = begin + v->size();
   if (v->size() < (1u << 16)) {
-    std::sort(v->begin(), v->end(), less);
+    SortRange(begin, end, less);
     return v->size();
   }
   const size_t half = v->size() / 2;
-  auto mid = v->begin() + static_cast<std::ptrdiff_t>(half);
-  std::thread first([&] { std::sort(v->begin(), mid, less); });
-  std::sort(mid, v->end(), less);
+  Record* mid = begin + half;
+  std::thread first([&] { SortRange(begin, mid, less); });
+  SortRange(mid, end, less);
   first.join();
   return half;
 }

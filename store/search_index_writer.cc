@@ -16,10 +16,6 @@ constexpr size_t kChunkPostings = 1024;
 
 }  // namespace
 
-bool SearchIndexWriter::PostingOrder::operator()(const Posting& a, const Posting& b) const {
-  return std::tie(a.name, a.tile) < std::tie(b.name, b.tile);
-}
-
 SearchIndexWriter::SearchIndexWriter(std::string spill_prefix, size_t memory_bytes)
     : sorter_(std::make_unique<ExternalSorter<Posting, PostingOrder>>(std::move(spill_prefix), PostingOrder{},
                                                         memory_bytes / sizeof(Posting))) {}
