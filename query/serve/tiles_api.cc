@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "format/absl_compat.h"
+#include "query/tile_pack.h"
 #include "query/tiles.h"
 
 namespace tracetable::serve {
@@ -35,6 +36,12 @@ Reply TileReply(const Table& table, const Params& params) {
       return ErrorReply(400, absl::StrCat("no track '", id.substr(0, 32), "'"), "tracks");
     }
     req.tracks.push_back(t);
+  }
+  if (const std::string* v = Get(params, "v")) {
+    if (!absl::SimpleAtoi(Av(*v), &req.version) ||
+        (req.version != kTileVersion && req.version != kTileCompactVersion)) {
+      return ErrorReply(400, absl::StrCat("v: expected ", kTileVersion, " or ", kTileCompactVersion), "v");
+    }
   }
   absl::StatusOr<WindowResult> result = QueryTile(table, req);
   if (!result.ok()) {

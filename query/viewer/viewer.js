@@ -284,7 +284,7 @@ function inBand(g, a, b) {
 }
 
 function tileUrl(g, level, k) {
-  return `/api/tables/${encodeURIComponent(S.table.name)}/tile?level=${level}&k=${k}&tracks=${g.key}`;
+  return `/api/tables/${encodeURIComponent(S.table.name)}/tile?level=${level}&k=${k}&tracks=${g.key}&v=2`;
 }
 
 // A cached tile that can stand in for (g, level, k) while it loads: the

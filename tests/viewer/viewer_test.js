@@ -165,6 +165,39 @@ async function main() {
       `drawn items of track ${probe.track} = its tiles' items in view (${got.size} items; missing ${missing.slice(0, 3)}, extra ${extra.slice(0, 3)})`);
     await page.evaluate(() => { window.__tt.logTrack = undefined; });
 
+    // 2b'. The viewer asks for the compact layout (v=2, gzip on the wire);
+    // the page's decoder turns it into exactly the columns and strings of
+    // the aligned layout (v=1) for the tiles of every group at three levels.
+    const layouts = await page.evaluate(async (lvl) => {
+      const { decodeTile } = await import('/tile_decode.js');
+      const S = window.__tt.S, out = { tiles: 0, items: 0, diffs: [], v2bytes: 0, v1bytes: 0 };
+      for (const level of [lvl + 2, lvl, Math.max(0, lvl - 3)]) {
+        for (const g of S.groups) {
+          for (const k of [0, 1, 5]) {
+            const base = `/api/tables/sample/tile?level=${level}&k=${k}&tracks=${g.key}`;
+            const [a, b] = await Promise.all([fetch(base), fetch(base + '&v=2')]);
+            if (a.status !== 200 || b.status !== 200) continue;
+            const [ba, bb] = [await a.arrayBuffer(), await b.arrayBuffer()];
+            out.v1bytes += ba.byteLength; out.v2bytes += bb.byteLength;
+            const x = decodeTile(ba, S.full[0]), y = decodeTile(bb, S.full[0]);
+            out.tiles++; out.items += x.n;
+            for (const f of ['level', 'start', 'width', 'res', 'n']) if (x[f] !== y[f]) out.diffs.push(`${base} ${f}`);
+            if (JSON.stringify(x.tracks) !== JSON.stringify(y.tracks)) out.diffs.push(`${base} tracks`);
+            if (JSON.stringify(x.strings) !== JSON.stringify(y.strings)) out.diffs.push(`${base} strings`);
+            for (const c of Object.keys(x.cols)) {
+              const p = x.cols[c], q = y.cols[c];
+              if (p.length !== q.length || p.some((v, i) => !Object.is(v, q[i]))) out.diffs.push(`${base} ${c}`);
+            }
+          }
+        }
+      }
+      out.asked = window.__tt.requests.filter((r) => /\/tile\?/.test(r.url)).every((r) => /&v=2$/.test(r.url));
+      return out;
+    }, drawn.level);
+    check(layouts.tiles >= 6 && layouts.items > 0 && layouts.diffs.length === 0,
+      `compact and aligned tiles decode to the same columns (${layouts.tiles} tiles, ${layouts.items} items, ${layouts.v2bytes} vs ${layouts.v1bytes} bytes; diffs ${layouts.diffs.slice(0, 3)})`);
+    check(layouts.v2bytes < layouts.v1bytes / 2 && layouts.asked, 'the viewer asks for the compact layout, under half the bytes');
+
     // 2c. A request cancelled by the view moving on leaves no stale drawing:
     // tiles one level finer answer slowly; zoom in and straight back out.
     const lvl = drawn.level;
