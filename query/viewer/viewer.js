@@ -14,13 +14,14 @@ import { Panels } from './panels.js';
 import { COUNTER_H, LANE, PROC_H, Renderer, forEachItem, itemAt } from './renderer.js';
 import { TileCache, tileKey } from './tile_cache.js';
 import { TileLoader } from './tile_loader.js';
-import { GUTTER, TimeAxis } from './time_axis.js';
+import { GUTTER, MAX_TILE_LEVEL, TimeAxis } from './time_axis.js';
 import { $, esc, fmtDur, getText } from './util.js';
 
 const GROUP_TRACKS = 8;            // tracks per tile request
 const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
+const NEAR_COARSER = 2;            // levels coarser for groups a screen away
 const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
@@ -320,10 +321,23 @@ function planFrame() {
   // ones are in (their requests would delay the visible tiles otherwise).
   const visibleNow = S.groups.filter((g) => inBand(g, top, top + H));
   const visibleDone = visibleNow.every((g) => ks.every((k) => cache.has(tileKey(S.table.name, g.key, level, k))));
+  // Groups a screen away get tiles NEAR_COARSER levels coarser: a scroll
+  // draws them at once as stand-ins, for a quarter of the bytes.
+  const nearLevel = Math.min(MAX_TILE_LEVEL, level + NEAR_COARSER);
+  const nearKs = axis.tilesFor(nearLevel, v0, v1);
   for (const g of S.groups) {
     const visible = inBand(g, top, top + H);
     const near = inBand(g, top - H, top + 2 * H);
     if (!visible && !(near && visibleDone)) continue;
+    if (!visible) {
+      for (const k of nearKs) {
+        const key = tileKey(S.table.name, g.key, nearLevel, k);
+        needed.add(key);
+        if (cache.has(key)) pinned.add(key);
+        else want.push({ key, g, level: nearLevel, k, visible: false });
+      }
+      continue;
+    }
     const entries = [];
     for (const k of ks) {
       const key = tileKey(S.table.name, g.key, level, k);
@@ -331,19 +345,17 @@ function planFrame() {
       const tile = cache.get(key);
       if (tile) {
         pinned.add(key);
-        if (visible) entries.push({ tile, a: tile.start, b: tile.start + tile.width, exact: true });
+        entries.push({ tile, a: tile.start, b: tile.start + tile.width, exact: true });
         continue;
       }
-      want.push({ key, g, level, k, visible });
-      if (visible) {
-        missing++;
-        const a = axis.full[0] + k * TimeAxis.tileWidthUs(level);
-        entries.push(...standIns(g, level, k, a, a + TimeAxis.tileWidthUs(level)));
-      }
+      want.push({ key, g, level, k, visible: true });
+      missing++;
+      const a = axis.full[0] + k * TimeAxis.tileWidthUs(level);
+      entries.push(...standIns(g, level, k, a, a + TimeAxis.tileWidthUs(level)));
     }
     const exact = entries.filter((e) => e.exact);
     for (const e of exact) e.owns = (ts) => exact.some((o) => o !== e && o.a <= ts && ts < o.b);
-    if (visible) plan.set(g.key, entries);
+    plan.set(g.key, entries);
   }
   // Once the visible tiles are in, the neighbours a pan would need next.
   if (missing === 0 && ks.length) {
