@@ -22,6 +22,7 @@ const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
 const NEAR_COARSER = 2;            // levels coarser for groups a screen away
+const PAN_FRACTION = 0.25;         // of the view, one a/d step
 const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
@@ -357,11 +358,17 @@ function planFrame() {
     for (const e of exact) e.owns = (ts) => exact.some((o) => o !== e && o.a <= ts && ts < o.b);
     plan.set(g.key, entries);
   }
-  // Once the visible tiles are in, the neighbours a pan would need next.
+  // Once the visible tiles are in, the neighbours a pan (a/d: a quarter of
+  // the view) would need next: only on a side where the loaded tiles reach
+  // less than that past the view's edge.
   if (missing === 0 && ks.length) {
+    const tw = TimeAxis.tileWidthUs(level), reach = PAN_FRACTION * (v1 - v0);
+    const sides = [];
+    if (v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
+    if (axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
     for (const g of S.groups) {
       if (!inBand(g, top, top + H)) continue;
-      for (const k of [ks[0] - 1, ks[ks.length - 1] + 1]) {
+      for (const k of sides) {
         if (k < 0 || k > axis.lastTile(level)) continue;
         const key = tileKey(S.table.name, g.key, level, k);
         needed.add(key);
@@ -600,8 +607,8 @@ window.addEventListener('keydown', (e) => {
   switch (e.key) {
     case 'w': case 'W': zoom(0.5, atX); break;
     case 's': case 'S': zoom(2, atX); break;
-    case 'a': case 'A': pan(-0.25); break;
-    case 'd': case 'D': pan(0.25); break;
+    case 'a': case 'A': pan(-PAN_FRACTION); break;
+    case 'd': case 'D': pan(PAN_FRACTION); break;
     case '0': setView(axis.full[0], axis.full[1]); break;
     case 'f': case 'F':
       if (S.range) { zoomTo(S.range[0], S.range[1], 0); S.range = null; } else if (S.selected) zoomTo(S.selected.ts, S.selected.ts + (S.selected.dur || 0));
