@@ -185,10 +185,20 @@ async function main() {
     await page.evaluate(([a, b]) => window.__tt.setView(window.__tt.axis.origin + a, window.__tt.axis.origin + b), [va, vb]);
     await waitFor(page, ready, null, 'a 400 us view 150 ms in');
     const landed5 = await page.evaluate(() => window.__tt.searchLanded);
+    // A slow count (a big table's takes the server's whole budget) does not
+    // hold the landing back: the count line says so and follows.
+    await page.route(/\/search\?.*count=1/, async (route) => {
+      await new Promise((r) => setTimeout(r, 2500));
+      try { await route.continue(); } catch (e) { /* page moved on */ }
+    });
     await page.fill('#search', q5);
     await page.press('#search', 'Enter');
     await waitFor(page, (n) => window.__tt.searchLanded > n, landed5, 'search from the view');
+    const counting = await page.evaluate(() => document.getElementById('search-count').textContent);
+    check(/counting/.test(counting), `the search lands before its count arrives (${counting})`);
     await waitFor(page, ready, null, 'view on the match');
+    await waitFor(page, () => window.__tt.searchTotal && /total/.test(document.getElementById('search-count').textContent), null, 'the search total');
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     const s5 = await page.evaluate(() => ({ m: window.__tt.lastMatch, o: window.__tt.axis.origin, span: window.__tt.axis.span(),
       view: window.__tt.axis.view.slice(), total: window.__tt.searchTotal, text: document.getElementById('search-count').textContent,
       hits: [...new Set(window.__tt.highlighted)].length }));
