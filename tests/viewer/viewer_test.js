@@ -138,6 +138,39 @@ async function main() {
     }
     await page.screenshot({ path: path.join(artifacts, '02-zoomed.png') });
 
+    // 2a. Prefetch policy, for a fresh view once its prefetches are in:
+    // groups off screen are asked two levels coarser; at the view's level
+    // only visible groups, and a neighbour tile only on a side where the
+    // loaded tiles reach less than a quarter of the view past its edge.
+    const pf0 = await page.evaluate(() => {
+      const v = window.__tt.S.view;
+      const a = v[0] + (v[1] - v[0]) * 0.3;
+      window.__tt.setView(a, a + (v[1] - v[0]) * 0.6);
+      return window.__tt.requests.length;
+    });
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0, null, 'view and prefetches in');
+    await page.waitForTimeout(300);
+    const pf = await page.evaluate((n) => {
+      const { axis, S } = window.__tt;
+      const level = axis.tileLevel(), [v0, v1] = axis.view;
+      const ks = axis.tilesFor(level, v0, v1), tw = 512 * 2 ** level / 1000;
+      const reach = 0.25 * (v1 - v0);
+      const left = v0 - (S.full[0] + ks[0] * tw) < reach, right = S.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach;
+      const reqs = window.__tt.requests.slice(n).filter((r) => r.status !== 'cancelled');
+      const bad = [];
+      const visibleGroups = new Set(reqs.filter((r) => r.visible).map((r) => r.tracks));
+      for (const r of reqs.filter((x) => !x.visible)) {
+        if (r.level === level + 2 && !visibleGroups.has(r.tracks)) continue;
+        if (r.level === level && visibleGroups.has(r.tracks) &&
+            ((r.k === ks[0] - 1 && left) || (r.k === ks[ks.length - 1] + 1 && right))) continue;
+        bad.push(`${r.level}/${r.k}/${r.tracks}`);
+      }
+      return { level, near: reqs.filter((r) => !r.visible && r.level === level + 2).length,
+        side: reqs.filter((r) => !r.visible && r.level === level).length, left, right, bad };
+    }, pf0);
+    check(pf.bad.length === 0 && pf.near > 0,
+      `prefetches follow the policy at level ${pf.level}: ${pf.near} coarser tiles of groups a screen away, ${pf.side} neighbours (left ${pf.left}, right ${pf.right})${pf.bad.length ? '; not: ' + pf.bad.slice(0, 3) : ''}`);
+
     // 2b. What the page draws for one track is exactly what its tiles hold.
     const probe = await page.evaluate(() => {
       const row = window.__tt.S.rows.find((r) => r.kind === 'track' && r.track.kind === 'thread');
