@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
 #include "format/absl_compat.h"
@@ -389,6 +390,8 @@ TEST_F(ServeTest, CompactTileIsTheSameAnswerAndRevalidates) {
   const std::string etag = r->get_header_value("ETag");
   EXPECT_EQ(etag, TileETag(t, req));
   EXPECT_NE(etag, TileETag(t, {10, 3, {0, 1, 2}}));
+  EXPECT_TRUE(absl::StartsWith(r->get_header_value("Server-Timing"), "query;dur=")) << r->get_header_value("Server-Timing");
+  EXPECT_NE(r->get_header_value("Server-Timing").find(", encode;dur="), std::string::npos);
   absl::StatusOr<WindowResult> direct = QueryTile(t, req);
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(r->body, *EncodeTileAnswer(t, req, *direct));
