@@ -68,6 +68,10 @@ struct BuildOptions {
   // Derive the memory profile (store/memory_profile_builder.h). Off only to
   // measure what it costs (bench/).
   bool memory_profile = true;
+  // Range statistics aggregates (store/stats_index_writer.h): about this
+  // many events per level-0 bucket; 0 writes none (bench/, tests of the
+  // path for older tables).
+  uint64_t stats_bucket_events = 16384;
 };
 
 struct BuildStats {
