@@ -148,7 +148,7 @@ void PrintText(const Table& t, uint64_t disk) {
               << " before compression (" << (m.num_events() ? double(st.bytes()) / m.num_events() : 0)
               << " bytes/event)\n";
   } else {
-    std::cout << "  stats     no aggregates (older table, or --no-stats-index): range statistics read the events\n";
+    std::cout << "  stats     no aggregates (ingest --stats-bucket-events N writes them): range statistics read the events\n";
   }
   if (m.has_flow_index()) {
     const proto::FlowIndexInfo& fi = m.flow_index();

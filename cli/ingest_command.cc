@@ -136,9 +136,9 @@ int IngestMain(int argc, char** argv) {
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took")
       ("no-memory-profile", "do not derive the memory profile (to measure what it costs)")
-      ("no-stats-index", "write no range statistics aggregates (to measure what they cost; stats then read events)")
-      ("stats-bucket-events", po::value(&stats_bucket_events)->default_value(BuildOptions{}.stats_bucket_events),
-       "events per level-0 bucket of the range statistics aggregates: fewer is faster stats, more is a smaller table");
+      ("stats-bucket-events", po::value(&stats_bucket_events)->default_value(0),
+       "write range statistics aggregates, about N events per level-0 bucket (0: none): exact stats and "
+       "search totals of any range; fewer is faster, more is a smaller table");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
   if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
@@ -157,7 +157,7 @@ int IngestMain(int argc, char** argv) {
   bo.memory_budget = *budget_bytes;
   bo.overwrite = vm.count("force") > 0;
   bo.memory_profile = vm.count("no-memory-profile") == 0;
-  bo.stats_bucket_events = vm.count("no-stats-index") ? 0 : std::max<uint64_t>(stats_bucket_events, 1);
+  bo.stats_bucket_events = stats_bucket_events;
   bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
   std::vector<std::string> leftovers;

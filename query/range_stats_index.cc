@@ -83,7 +83,12 @@ absl::StatusOr<RangeStats> RangeStatsFromIndex(const Table& t, const std::vector
   RangeStats out;
   out.covered_to = b;
   if (b < a) return out;
-  const std::vector<BucketId> cover = CoverBuckets(g, a, b);
+  // No event ends past max_end (or starts before min_ts): a range reaching
+  // past the span holds the buckets sticking out of it wholly, so the whole
+  // span is one top bucket.
+  const BucketId top{g.levels - 1, 0};
+  const std::vector<BucketId> cover =
+      CoverBuckets(g, a <= g.min_ts ? g.min_ts : a, b >= t.meta().max_end() ? BucketEnd(g, top) : b);
   const int64_t lo = cover.empty() ? b : BucketStart(g, cover.front());
   const int64_t hi = cover.empty() ? b : BucketEnd(g, cover.back());
   StatsTally tally;
@@ -98,6 +103,7 @@ absl::StatusOr<RangeStats> RangeStatsFromIndex(const Table& t, const std::vector
   absl::flat_hash_map<uint32_t, std::vector<TileRow>> rest;
   for (const auto& [from, to] : RestSpans(g, cover, a, b)) {
     if (slices_tracks.empty()) break;
+    if (to < from) continue;  // the cover reaches past b
     WindowRequest req;
     req.start = from;
     req.end = to;

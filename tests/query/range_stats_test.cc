@@ -30,7 +30,7 @@ TEST(RangeStats, RandomTracesMatchBruteForce) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
     RandomTable random;
-    ASSERT_TRUE(random.Build(seed));
+    ASSERT_TRUE(random.Build(seed, 1ull << 30, seed % 2 ? 0 : 512));  // from events, from aggregates
     const Trace& tr = random.trace;
     const Table& t = *random.table;
     std::mt19937_64 rng(seed * 31);
