@@ -141,6 +141,15 @@ void PrintText(const Table& t, uint64_t disk) {
   } else {
     std::cout << "  search    no index (written before it existed): search scans the events\n";
   }
+  if (m.has_stats_index()) {
+    const proto::StatsIndexInfo& st = m.stats_index();
+    std::cout << "  stats     aggregates in " << st.buckets() << " (track, bucket) records, " << st.levels()
+              << " levels from buckets of 2^" << st.bucket_log2() << " ps, " << HumanBytes(st.bytes())
+              << " before compression (" << (m.num_events() ? double(st.bytes()) / m.num_events() : 0)
+              << " bytes/event)\n";
+  } else {
+    std::cout << "  stats     no aggregates (ingest --stats-bucket-events N writes them): range statistics read the events\n";
+  }
   if (m.has_flow_index()) {
     const proto::FlowIndexInfo& fi = m.flow_index();
     std::cout << "  flows     index of " << fi.flows() << " flow ids, " << fi.postings() << " (flow, tile) postings, "

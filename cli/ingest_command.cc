@@ -122,6 +122,7 @@ int IngestMain(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string output, budget = "1G";
   int threads = 0;
+  uint64_t stats_bucket_events = 0;
   opts.add_options()
       ("help,h", "show this help")
       ("output,o", po::value(&output), "the .tracetable directory to create")
@@ -134,7 +135,10 @@ int IngestMain(int argc, char** argv) {
        "threads reading several inputs at once and parsing a JSON input (0: one per core); the table is the same at any count")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took")
-      ("no-memory-profile", "do not derive the memory profile (to measure what it costs)");
+      ("no-memory-profile", "do not derive the memory profile (to measure what it costs)")
+      ("stats-bucket-events", po::value(&stats_bucket_events)->default_value(0),
+       "write range statistics aggregates, about N events per level-0 bucket (0: none): exact stats and "
+       "search totals of any range; fewer is faster, more is a smaller table");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
   if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
@@ -153,6 +157,7 @@ int IngestMain(int argc, char** argv) {
   bo.memory_budget = *budget_bytes;
   bo.overwrite = vm.count("force") > 0;
   bo.memory_profile = vm.count("no-memory-profile") == 0;
+  bo.stats_bucket_events = stats_bucket_events;
   bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
   std::vector<std::string> leftovers;

@@ -10,6 +10,7 @@
 #include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/levels.h"
+#include "format/stats_codec.h"
 #include "format/thread_time_codec.h"
 #include "format/tile_codec.h"
 #include "leveldb/iterator.h"
@@ -83,6 +84,8 @@ class Verifier {
         if (absl::Status s = CheckFlowTiles(t_, value, &block); !s.ok()) return Error(key, std::string(s.message()));
         return;
       }
+      case kStatsPrefix:
+        return CheckStatsBucket(key, value);
       case kMemorySegmentPrefix: {
         if (key.size() != 9) return Error(key, "memory segment with a malformed key");
         const uint32_t id = GetBigEndian32(key.data() + 1), segment = GetBigEndian32(key.data() + 5);
@@ -99,6 +102,21 @@ class Verifier {
       default:
         return Error(key, "unknown key prefix");
     }
+  }
+
+  // Range statistics aggregates: a key on the table's grid, a value that
+  // decodes and checks (format/stats_codec.h), of its track's kind.
+  void CheckStatsBucket(const std::string& key, std::string_view value) {
+    if (!t_.meta().has_stats_index()) return Error(key, "stats bucket in a table without a stats index");
+    if (key.size() != 14) return Error(key, "stats bucket with a malformed key");
+    const uint32_t track = GetBigEndian32(key.data() + 1);
+    const uint32_t level = static_cast<uint8_t>(key[5]);
+    if (track >= static_cast<uint32_t>(t_.resources().tracks_size())) return Error(key, "stats bucket of a track that does not exist");
+    if (level >= t_.meta().stats_index().levels()) return Error(key, "stats bucket of a level that does not exist");
+    absl::StatusOr<StatsBucketData> d = DecodeStatsBucket(value, t_.num_strings());
+    if (!d.ok()) return Error(key, std::string(d.status().message()));
+    const bool counter = t_.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER;
+    if (counter ? !d->names.empty() : d->samples != 0) return Error(key, "stats bucket of the wrong kind for its track");
   }
 
   void CheckTile(const std::string& key, std::string_view value) {

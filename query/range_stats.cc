@@ -5,12 +5,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "query/estimate.h"
+#include "query/range_stats_exact.h"
+#include "query/range_stats_index.h"
 #include "query/window.h"
 
 namespace tracetable {
 
 absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<uint32_t>& tracks,
                                              int64_t start, int64_t end, uint64_t cap) {
+  if (t.meta().has_stats_index()) return RangeStatsFromIndex(t, tracks, start, end);
   WindowRequest req;
   req.start = start;
   req.end = end;
@@ -40,66 +43,29 @@ absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<u
   } else if (req.end < end) {
     out.covered_to = req.end;
   }
-  // Self time: items are sorted by (track, ts, lane); a stack of open
-  // slices gives each slice's parent (the nearest enclosing shallower one).
-  std::vector<int64_t> self(items.size(), 0), clipped(items.size(), 0);
-  struct Open {
-    size_t index;
-    int64_t end;
-    uint32_t lane;
-  };
-  std::vector<Open> stack;
-  uint32_t current_track = UINT32_MAX;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const WindowItem& it = items[i];
-    if (it.track != current_track) {
-      stack.clear();
-      current_track = it.track;
+  // Items are sorted by track: hand each track's rows over at once.
+  StatsTally tally;
+  const absl::flat_hash_map<uint64_t, int64_t> none;
+  std::vector<TileRow> rows;
+  for (size_t i = 0; i < items.size();) {
+    const uint32_t track = items[i].track;
+    const bool counter = t.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER;
+    rows.clear();
+    RangeAgg samples;
+    for (; i < items.size() && items[i].track == track; ++i) {
+      if (counter) {
+        samples.count += items[i].row.count;
+      } else {
+        rows.push_back(items[i].row);
+      }
     }
-    if (it.summary || it.row.kind != EventKind::kSlice) continue;
-    const int64_t a = std::max(it.row.ts, start);
-    const int64_t b = std::min(it.row.ts + it.row.dur, out.covered_to);
-    clipped[i] = self[i] = std::max<int64_t>(0, b - a);
-    while (!stack.empty() && (stack.back().end <= it.row.ts || stack.back().lane >= it.row.lane)) {
-      stack.pop_back();
-    }
-    if (!stack.empty()) {
-      const size_t pi = stack.back().index;
-      const int64_t pa = std::max(items[pi].row.ts, start);
-      const int64_t pb = std::min(items[pi].row.ts + items[pi].row.dur, out.covered_to);
-      const int64_t ov = std::min(b, pb) - std::max(a, pa);
-      if (ov > 0) self[pi] -= ov;
-    }
-    stack.push_back({i, it.row.ts + it.row.dur, it.row.lane});
-  }
-  absl::flat_hash_map<uint32_t, RangeAgg> by_track, by_name;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const WindowItem& it = items[i];
-    RangeAgg& ta = by_track[it.track];
-    ta.count += it.row.count;
-    if (t.resources().tracks(it.track).kind() == proto::Track::COUNTER) continue;
-    RangeAgg& na = by_name[it.row.name];
-    na.count += it.row.count;
-    const int64_t s = std::max<int64_t>(0, self[i]);
-    ta.total += clipped[i];
-    ta.self += s;
-    na.total += clipped[i];
-    na.self += s;
-    if (it.row.kind == EventKind::kSlice) {
-      na.min = na.slices == 0 ? clipped[i] : std::min(na.min, clipped[i]);
-      na.max = std::max(na.max, clipped[i]);
-      ++na.slices;
-      ++ta.slices;
+    if (counter) {
+      tally.AddTrack(track, samples);
+    } else {
+      AddTrackRows(track, rows, start, out.covered_to, none, &tally);
     }
   }
-  out.tracks.assign(by_track.begin(), by_track.end());
-  std::sort(out.tracks.begin(), out.tracks.end(), [](const auto& x, const auto& y) {
-    return x.second.total != y.second.total ? x.second.total > y.second.total : x.first < y.first;
-  });
-  out.names.assign(by_name.begin(), by_name.end());
-  std::sort(out.names.begin(), out.names.end(), [](const auto& x, const auto& y) {
-    return x.second.self != y.second.self ? x.second.self > y.second.self : x.first < y.first;
-  });
+  tally.MoveInto(&out);
   return out;
 }
 

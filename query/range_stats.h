@@ -7,13 +7,21 @@
 //    `tracks` (every track when empty); counter samples count toward their
 //    track only; instants and flow points count but have no duration;
 //  - a slice's time is its part inside the range; its self time is that
-//    minus the parts of its direct children (the slices nested in it one
-//    level deeper, via the lane stack) inside the range;
+//    minus the parts of its direct children inside the range, at least 0.
+//    A slice's parent is the slice containing it ([ts, ts + dur] within
+//    the parent's) with the greatest lane below its own among those before
+//    it in (ts, longer first, id) order: for properly nested slices the
+//    enclosing one a level up; a slice overlapping another's end is not its
+//    child (query/range_stats_exact.h);
 //  - min/max are over slices only (`slices` of them); with no slice they are 0;
-//  - at most `cap` events are read: past it (or when the range clearly holds
-//    many more) only a first part is counted, `truncated` is set and
-//    `covered_to` says up to where — a partial answer never passes for a
-//    whole one.
+//  - a table with range aggregates (TableMeta.stats_index, written at
+//    ingest) answers exactly from them and a few event reads, whatever the
+//    range (query/range_stats_index.h): `cap` is not used and the answer is
+//    never truncated;
+//  - an older table reads the range's events: at most `cap` of them; past
+//    it (or when the range clearly holds many more) only a first part is
+//    counted, `truncated` is set and `covered_to` says up to where — a
+//    partial answer never passes for a whole one.
 #ifndef TRACETABLE_QUERY_RANGE_STATS_H_
 #define TRACETABLE_QUERY_RANGE_STATS_H_
 
@@ -37,7 +45,7 @@ struct RangeAgg {
 struct RangeStats {
   std::vector<std::pair<uint32_t, RangeAgg>> names;   // by name id; self time descending, then id
   std::vector<std::pair<uint32_t, RangeAgg>> tracks;  // by track id; total descending, then id
-  uint64_t events = 0;                                // events read
+  uint64_t events = 0;                                // events read one by one
   bool truncated = false;
   int64_t covered_to = 0;                             // relative ps
 };

@@ -7,8 +7,11 @@
 // and span; `after` and `limit` of the request are ignored). Without it,
 // `total` matches were counted, all of them at or before `counted_to`, and
 // more may exist: the caller must show a lower bound ("≥ total"), never a
-// total. Cost is that of reading every match (with the search index: only
-// tiles holding one), bounded by `budget` plus one page.
+// total. A table with range aggregates (TableMeta.stats_index) counts
+// from them, exactly at any count, in about the time of a range statistics
+// query (query/range_stats_index.h), unless `use_index` is off. Otherwise
+// cost is that of reading every match (with the search index: only tiles
+// holding one), bounded by `budget` plus one page.
 #ifndef TRACETABLE_QUERY_SEARCH_COUNT_H_
 #define TRACETABLE_QUERY_SEARCH_COUNT_H_
 

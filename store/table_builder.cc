@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "format/time.h"
 #include "format/keys.h"
 #include "format/levels.h"
+#include "format/stats_codec.h"
 #include "leveldb/db.h"
 #include "leveldb/options.h"
 #include "leveldb/write_batch.h"
@@ -698,6 +700,12 @@ absl::Status TableBuilder::WriteTiles() {
   po.resources = &resources_;
   po.search_index = search_index_.get();
   po.flow_index = flow_index_.get();
+  std::optional<StatsGrid> grid;
+  if (options_.stats_bucket_events > 0) {
+    const uint32_t log2 = StatsBucketLog2(span, main_->size(), options_.stats_bucket_events);
+    grid = StatsGrid{min_ts_, log2, StatsLevels(span, log2)};
+  }
+  po.stats_grid = grid;
   if (absl::Status s = FlushBatch(); !s.ok()) return s;
   TrackPool pool(std::move(po));
   const uint64_t total = std::max<size_t>(main_->size(), 1);
@@ -713,6 +721,13 @@ absl::Status TableBuilder::WriteTiles() {
   stats_.events += pool.stats().events;
   stats_.tiles += pool.stats().tiles;
   stats_.tile_bytes += pool.stats().tile_bytes;
+  if (grid) {
+    proto::StatsIndexInfo* info = meta_.mutable_stats_index();
+    info->set_bucket_log2(grid->log2);
+    info->set_levels(grid->levels);
+    info->set_buckets(pool.stats().stats_buckets);
+    info->set_bytes(pool.stats().stats_bytes);
+  }
   for (const proto::Track& t : resources_.tracks()) {
     meta_.set_max_depth(std::max(meta_.max_depth(), t.max_depth()));
   }

@@ -68,6 +68,12 @@ struct BuildOptions {
   // Derive the memory profile (store/memory_profile_builder.h). Off only to
   // measure what it costs (bench/).
   bool memory_profile = true;
+  // Range statistics aggregates (store/stats_index_writer.h): about this
+  // many events per level-0 bucket; 0 writes none. Off by default: their
+  // size grows with the distinct (track, name) pairs per bucket, which on
+  // traces of nearly unique op names is about one row per event per level
+  // (docs/performance.md, "Range statistics").
+  uint64_t stats_bucket_events = 0;
 };
 
 struct BuildStats {

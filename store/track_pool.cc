@@ -134,6 +134,12 @@ class TrackPool::Worker {
           b.track, counter, options_.num_levels, options_.min_ts,
           [this](std::string key, std::string value) { return Put(std::move(key), std::move(value)); },
           [this](const TileRow& row, int level) { return Place(row, level); });
+      if (options_.stats_grid) {
+        stats_index_ = std::make_unique<StatsIndexWriter>(
+            b.track, counter, *options_.stats_grid,
+            [this](std::string key, std::string value) { return Write(std::move(key), std::move(value)); });
+        writer_->set_observer([this](const TileRow& row) { return stats_index_->Add(row); });
+      }
     }
     for (const SortRecord& r : b.records) {
       if (absl::Status s = writer_->Add(r); !s.ok()) return s;
@@ -143,6 +149,13 @@ class TrackPool::Worker {
     absl::Status s = writer_->Finish(options_.resources->mutable_tracks(static_cast<int>(track_)));
     writer_.reset();
     if (!s.ok()) return s;
+    if (stats_index_) {
+      s = stats_index_->Finish();
+      stats_.stats_buckets += stats_index_->buckets();
+      stats_.stats_bytes += stats_index_->bytes();
+      stats_index_.reset();
+      if (!s.ok()) return s;
+    }
     return WriteEventTiles();
   }
 
@@ -190,6 +203,10 @@ class TrackPool::Worker {
   absl::Status Put(std::string key, std::string value) {
     ++stats_.tiles;
     stats_.tile_bytes += value.size();
+    return Write(std::move(key), std::move(value));
+  }
+
+  absl::Status Write(std::string key, std::string value) {
     write_bytes_ += key.size() + value.size();
     writes_.Put(key, value);
     if (write_bytes_ >= kWriteBatchBytes) return FlushWrites();
@@ -213,6 +230,7 @@ class TrackPool::Worker {
   bool closed_ = false;
   std::atomic<uint64_t> queued_records_{0};
   std::unique_ptr<TrackWriter> writer_;
+  std::unique_ptr<StatsIndexWriter> stats_index_;
   uint32_t track_ = 0;
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
   leveldb::WriteBatch writes_;
@@ -266,6 +284,8 @@ absl::Status TrackPool::Finish() {
     stats_.events += w->stats().events;
     stats_.tiles += w->stats().tiles;
     stats_.tile_bytes += w->stats().tile_bytes;
+    stats_.stats_buckets += w->stats().stats_buckets;
+    stats_.stats_bytes += w->stats().stats_bytes;
   }
   return shared_->Error();
 }

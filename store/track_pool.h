@@ -19,12 +19,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "format/tracetable.pb.h"
 #include "store/flow_index_writer.h"
+#include "store/stats_index_writer.h"
 #include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
@@ -47,12 +49,17 @@ struct TrackPoolOptions {
   // Sees every events tile (from every worker) when set.
   SearchIndexWriter* search_index = nullptr;
   FlowIndexWriter* flow_index = nullptr;
+  // Range statistics aggregates are written on this grid when set
+  // (store/stats_index_writer.h).
+  std::optional<StatsGrid> stats_grid;
 };
 
 struct TrackPoolStats {
   uint64_t events = 0;
   uint64_t tiles = 0;
   uint64_t tile_bytes = 0;
+  uint64_t stats_buckets = 0;
+  uint64_t stats_bytes = 0;
 };
 
 class TrackPool {

@@ -64,6 +64,9 @@ absl::Status TrackWriter::Add(const SortRecord& r) {
     row.flow_out = row.flow_in = 0;
   }
   ++num_events_;
+  if (observe_) {
+    if (absl::Status s = observe_(row); !s.ok()) return s;
+  }
   if (cls + 1 == num_levels_) return Place(row, cls);
   return Insert(cls + 1, row);
 }

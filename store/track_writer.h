@@ -44,6 +44,10 @@ class TrackWriter {
   TrackWriter(uint32_t track, bool counter, int num_levels, int64_t min_ts,
               PutFn put, PlaceFn place);
 
+  // Sees every row, with its lane, as it is added (store/stats_index_writer.h).
+  using ObserveFn = std::function<absl::Status(const TileRow& row)>;
+  void set_observer(ObserveFn observe) { observe_ = std::move(observe); }
+
   // Records must come in TrackTimeLess order.
   absl::Status Add(const SortRecord& r);
   // Flushes everything and fills the track's statistics.
@@ -72,6 +76,7 @@ class TrackWriter {
   int64_t min_ts_;
   PutFn put_;
   PlaceFn place_;
+  ObserveFn observe_;
   LaneLayout layout_;  // thread tracks
   NestLayout nests_;   // async tracks: nested by id
   std::vector<Level> event_tiles_;  // per class: the open tile's rows

@@ -19,6 +19,10 @@ expect_fail "unknown command" "unknown command" "$tt" frobnicate
 trace=$shared/catapult/x_event_trace.json
 "$tt" ingest "$trace" -o "$work/x.tracetable" -q 2>/dev/null && ok || fail "ingest x_event_trace"
 "$tt" verify "$work/x.tracetable" | grep -q "^OK" && ok || fail "verify"
+# With range statistics aggregates: verify decodes them, info shows them.
+"$tt" ingest "$trace" -o "$work/xs.tracetable" -q --stats-bucket-events 4 2>/dev/null && ok || fail "ingest with aggregates"
+"$tt" verify "$work/xs.tracetable" | grep -q "^OK" && ok || fail "verify a table with aggregates"
+"$tt" info "$work/xs.tracetable" | grep -q "stats     aggregates in" && ok || fail "info shows the aggregates"
 "$tt" info "$work/x.tracetable" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["events"] > 0' && ok || fail "info --json"
 "$tt" query "$work/x.tracetable" --resolution-us 0 | python3 -c '
 import json, sys

@@ -277,10 +277,12 @@ struct RandomTable {
   Trace trace;
   std::unique_ptr<Table> table;
 
-  bool Build(uint32_t seed, uint64_t memory_budget = 1ull << 30) {
+  bool Build(uint32_t seed, uint64_t memory_budget = 1ull << 30,
+             uint64_t stats_bucket_events = BuildOptions{}.stats_bucket_events) {
     BuildOptions opts;
     opts.output = dir.Sub("t.tracetable");
     opts.memory_budget = memory_budget;
+    opts.stats_bucket_events = stats_bucket_events;
     auto builder = TableBuilder::Create(opts);
     EXPECT_TRUE(builder.ok()) << builder.status();
     if (!builder.ok()) return false;

@@ -1,15 +1,20 @@
 // Range statistics (query/range_stats.h): per name count, slices, total,
 // min and max and per track count and total against a brute force over
-// random traces and random ranges (real LevelDB tables); self time on a
+// random traces and random ranges (real LevelDB tables), and every field
+// (self time too) against the brute force of tests/query/range_stats_reference.h
+// on many ranges and track filters, from the aggregates at several bucket
+// sizes and from the events of a table without them; self time on a
 // hand-made nested table whose answer is worked out by hand; the cap gives
-// a partial answer marked as such.
+// a partial answer marked as such (tables without aggregates only).
 #include <algorithm>
 #include <map>
 #include <random>
 
 #include "gtest/gtest.h"
 #include "query/range_stats.h"
+#include "format/stats_codec.h"
 #include "tests/query/random_trace.h"
+#include "tests/query/range_stats_reference.h"
 
 namespace tracetable {
 namespace {
@@ -25,7 +30,7 @@ TEST(RangeStats, RandomTracesMatchBruteForce) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
     RandomTable random;
-    ASSERT_TRUE(random.Build(seed));
+    ASSERT_TRUE(random.Build(seed, 1ull << 30, seed % 2 ? 0 : 512));  // from events, from aggregates
     const Trace& tr = random.trace;
     const Table& t = *random.table;
     std::mt19937_64 rng(seed * 31);
@@ -88,13 +93,77 @@ TEST(RangeStats, RandomTracesMatchBruteForce) {
   }
 }
 
+// Ranges that hit the aggregates' corner cases: the whole span and beyond,
+// bucket-aligned edges at every level (and one ps off them), ranges inside
+// one level-0 bucket, points, and random ones.
+std::vector<std::pair<int64_t, int64_t>> Ranges(const Table& t, std::mt19937_64& rng, int n) {
+  const int64_t lo = t.meta().min_ts(), hi = t.meta().max_end();
+  std::vector<std::pair<int64_t, int64_t>> out = {{lo, hi}, {lo - 5, hi + 5}, {lo, lo}, {hi, hi}};
+  auto any = [&] { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  const proto::StatsIndexInfo& info = t.meta().stats_index();
+  const StatsGrid g{lo, info.bucket_log2(), std::max<uint32_t>(info.levels(), 1)};
+  for (int i = 0; i < n; ++i) {
+    int64_t a = any(), b = any();
+    if (a > b) std::swap(a, b);
+    if (t.meta().has_stats_index()) {
+      const BucketId x = OwningBucket(g, a, 0), y = OwningBucket(g, b, 0);
+      const uint32_t level = static_cast<uint32_t>(rng() % g.levels);
+      const BucketId up{level, x.index >> level};
+      switch (i % 6) {
+        case 0: a = BucketStart(g, x); b = BucketStart(g, y); break;         // aligned edges
+        case 1: a = BucketStart(g, up); b = BucketEnd(g, up); break;         // one bucket, closed at its end
+        case 2: a = BucketStart(g, up) + 1; b = BucketEnd(g, up) - 1; break;  // just inside it
+        case 3: a = BucketStart(g, x); b = BucketEnd(g, x) - 1; break;       // one level-0 bucket
+        case 4: b = std::min(b, a + (int64_t{1} << g.log2) / 3); break;    // narrow
+        default: break;                                                    // random
+      }
+    }
+    out.emplace_back(a, b);
+  }
+  return out;
+}
+
+std::vector<uint32_t> SomeTracks(const Table& t, std::mt19937_64& rng) {
+  std::vector<uint32_t> out;
+  for (int i = 0; i < t.resources().tracks_size(); ++i) {
+    if (rng() % 3 == 0) out.push_back(static_cast<uint32_t>(i));
+  }
+  if (out.empty()) out.push_back(0);
+  return out;
+}
+
+TEST(RangeStats, EveryFieldMatchesBruteForceFromAggregatesAndFromEvents) {
+  for (uint64_t per_bucket : {uint64_t{0}, uint64_t{2}, uint64_t{16}, uint64_t{512}}) {
+    for (uint32_t seed = 1; seed <= 4; ++seed) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << ", events per bucket " << per_bucket);
+      RandomTable random;
+      ASSERT_TRUE(random.Build(seed, 1ull << 30, per_bucket));
+      const Table& t = *random.table;
+      ASSERT_EQ(t.meta().has_stats_index(), per_bucket > 0);
+      RangeStatsReference ref(t);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+      std::mt19937_64 rng(seed * 7 + per_bucket);
+      int i = 0;
+      for (const auto& [a, b] : Ranges(t, rng, 60)) {
+        const std::vector<uint32_t> tracks = i++ % 4 == 3 ? SomeTracks(t, rng) : std::vector<uint32_t>{};
+        SCOPED_TRACE(::testing::Message() << "[" << a << ", " << b << "] on " << tracks.size() << " tracks");
+        absl::StatusOr<RangeStats> got = ComputeRangeStats(t, tracks, a, b, 10'000'000);
+        ASSERT_TRUE(got.ok()) << got.status();
+        ref.Expect(*got, tracks, a, b);
+        ASSERT_FALSE(::testing::Test::HasFailure());
+      }
+    }
+  }
+}
+
 // parent [0, 100) with children [10, 30) and [50, 90), the second with a
 // grandchild [60, 70); an instant at 40. Range [20, 80].
-class RangeStatsNested : public ::testing::Test {
+class RangeStatsNested : public ::testing::TestWithParam<uint64_t> {
  protected:
   void SetUp() override {
     BuildOptions opts;
     opts.output = dir_.Sub("t.tracetable");
+    opts.stats_bucket_events = GetParam();
     auto b = TableBuilder::Create(opts);
     ASSERT_TRUE(b.ok());
     TableBuilder& builder = **b;
@@ -131,7 +200,7 @@ class RangeStatsNested : public ::testing::Test {
   std::unique_ptr<Table> table_;
 };
 
-TEST_F(RangeStatsNested, SelfTimeIsClippedTimeMinusDirectChildren) {
+TEST_P(RangeStatsNested, SelfTimeIsClippedTimeMinusDirectChildren) {
   const int64_t base = table_->meta().min_ts();
   absl::StatusOr<RangeStats> s = ComputeRangeStats(*table_, {}, base + 20, base + 80, 1000);
   ASSERT_TRUE(s.ok()) << s.status();
@@ -151,14 +220,24 @@ TEST_F(RangeStatsNested, SelfTimeIsClippedTimeMinusDirectChildren) {
   EXPECT_EQ(s->names.front().second.self, 30);  // "child" first: most self time
 }
 
-TEST_F(RangeStatsNested, CapGivesAMarkedPartialAnswer) {
+TEST_P(RangeStatsNested, CapGivesAMarkedPartialAnswerOnlyWithoutAggregates) {
   const int64_t base = table_->meta().min_ts();
+  if (GetParam() > 0) {
+    absl::StatusOr<RangeStats> s = ComputeRangeStats(*table_, {}, base, base + 100, 2);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_FALSE(s->truncated);
+    EXPECT_EQ(s->covered_to, base + 100);
+    return;
+  }
   absl::StatusOr<RangeStats> s = ComputeRangeStats(*table_, {}, base, base + 100, 2);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_TRUE(s->truncated);
   EXPECT_LT(s->covered_to, base + 100);
   EXPECT_LE(s->events, 2u);
 }
+
+// 0: no aggregates (older tables); 1: aggregates in buckets of about one event.
+INSTANTIATE_TEST_SUITE_P(Buckets, RangeStatsNested, ::testing::Values(uint64_t{0}, uint64_t{1}, uint64_t{16384}));
 
 }  // namespace
 }  // namespace tracetable
