@@ -126,7 +126,7 @@ void ReportShard(const ShardResult& r) {
 }
 
 struct RunFlags {
-  std::string shard_of, host;
+  std::string shard_of, host, regrid;
   int jobs = 1;
   std::optional<int64_t> origin_ns;
 };
@@ -144,6 +144,12 @@ bool MakesRun(const std::vector<std::string>& args, const std::vector<InputFile>
 int IngestRunOrShard(const std::vector<std::string>& args, const std::vector<InputFile>& files,
                      const std::string& output, const RunFlags& flags, const ShardOptions& options) {
   const auto start = Clock::now();
+  if (!flags.regrid.empty()) {
+    absl::StatusOr<int> n = RegridRun(flags.regrid, flags.jobs, options, ReportShard);
+    if (!n.ok()) return Fail("ingest", n.status().message());
+    std::fprintf(stderr, "%d shard(s) of %s rebuilt on the run's summary grid\n", *n, flags.regrid.c_str());
+    return 0;
+  }
   if (!flags.shard_of.empty()) {
     if (files.size() != 1) {
       return Fail("ingest", absl::StrCat("--shard-of takes one input file (one host); ", args.size() == 1 ? "the folder holds " : "got ",
@@ -153,6 +159,12 @@ int IngestRunOrShard(const std::vector<std::string>& args, const std::vector<Inp
     if (!r.ok()) return Fail("ingest", r.status().message());
     ReportShard(*r);
     std::fprintf(stderr, "added host %s to run %s\n", r->info.host.c_str(), flags.shard_of.c_str());
+    if (r->extends_grid) {
+      std::fprintf(stderr,
+                   "warning: host %s extends the run's span, so the other shards are not on the run's summary "
+                   "grid: coarse windows over the run need them rebuilt (tracetable ingest --regrid RUN, once every "
+                   "host is in; docs/scale-out.md)\n", r->info.host.c_str());
+    }
     return 0;
   }
   if (!flags.host.empty()) return Fail("ingest", "--host names the input of --shard-of");
@@ -201,6 +213,8 @@ int IngestMain(int argc, char** argv) {
       ("shard-of", po::value(&run_flags.shard_of), "add the one input as a host's shard of this run")
       ("host", po::value(&run_flags.host), "with --shard-of: the host's name (default: the file name "
                                            "without extensions)")
+      ("regrid", po::value(&run_flags.regrid), "rebuild from their inputs the shards of this run that are not "
+                                              "on its summary grid (after hosts were added with --shard-of)")
       ("run", "make a run (one shard per input) even from files or a one-host folder")
       ("single-table", "make one table even from a folder of several hosts")
       ("jobs", po::value(&run_flags.jobs)->default_value(1),
@@ -209,8 +223,8 @@ int IngestMain(int argc, char** argv) {
                                             "a shard takes its run's)");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
-  if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
-  if (output.empty() && !vm.count("shard-of")) return Fail("ingest", "no output given: -o OUT.tracetable (or --shard-of RUN)");
+  if (inputs.empty() && !vm.count("regrid")) return Fail("ingest", "no input given (see --help)");
+  if (output.empty() && !vm.count("shard-of") && !vm.count("regrid")) return Fail("ingest", "no output given: -o OUT.tracetable (or --shard-of RUN)");
   absl::StatusOr<uint64_t> budget_bytes = ParseSize(budget);
   if (!budget_bytes.ok()) return Fail("ingest", budget_bytes.status().message());
   if (*budget_bytes < (16ull << 20)) return Fail("ingest", "--memory-budget must be at least 16M");
@@ -219,9 +233,13 @@ int IngestMain(int argc, char** argv) {
   if (vm.count("run") && vm.count("single-table")) return Fail("ingest", "--run and --single-table exclude each other");
   if (run_flags.jobs < 1) return Fail("ingest", "--jobs must be 1 or more");
   if (vm.count("origin-ns")) run_flags.origin_ns = origin_ns;
-  absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
+  if (vm.count("regrid") && (!inputs.empty() || !output.empty() || !run_flags.shard_of.empty())) {
+    return Fail("ingest", "--regrid RUN takes no input, -o or --shard-of");
+  }
+  absl::StatusOr<std::vector<InputFile>> files =
+      vm.count("regrid") ? absl::StatusOr<std::vector<InputFile>>(std::vector<InputFile>{}) : ExpandInputs(inputs);
   if (!files.ok()) return Fail("ingest", files.status().message());
-  if (!run_flags.shard_of.empty() || MakesRun(inputs, *files, vm)) {
+  if (!run_flags.shard_of.empty() || !run_flags.regrid.empty() || MakesRun(inputs, *files, vm)) {
     if (!run_flags.shard_of.empty() && !output.empty()) return Fail("ingest", "--shard-of and -o exclude each other");
     if (vm.count("single-table") && !run_flags.shard_of.empty()) return Fail("ingest", "--shard-of makes a shard, not a table");
     ShardOptions so;

@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "format/levels.h"
 #include "ingest/origin_probe.h"
 #include "store/output_claim.h"
 #include "store/table.h"
@@ -54,11 +55,22 @@ absl::StatusOr<RunShardInfo> DescribeShard(const std::string& run, const std::st
   return info;
 }
 
-// A folder a new run may be made in: absent, or empty.
+// A folder a new run may be made in: absent, empty, or a run other writers
+// are making (nothing but shards/ with shard tables or their temp folders,
+// RUN.lock and RUN.tmp-*: its first manifest is not written yet).
 bool FreeForNewRun(const std::string& run) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(run, ec))) return true;
-  return fs::is_directory(run, ec) && fs::is_empty(run, ec);
+  if (!fs::is_directory(run, ec)) return false;
+  for (const fs::directory_entry& e : fs::directory_iterator(run, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == kRunLockName || name.rfind(absl::StrCat(kRunFileName, ".tmp-"), 0) == 0) continue;
+    if (name != kRunShardsDir || !e.is_directory(ec)) return false;
+    for (const fs::directory_entry& s : fs::directory_iterator(e.path(), ec)) {
+      if (s.path().filename().string().find(".tracetable") == std::string::npos) return false;
+    }
+  }
+  return !ec;
 }
 
 // Undoes the folders a failed --shard-of made for a run that never got a
@@ -105,6 +117,27 @@ absl::Status RenameRunIntoPlace(const std::string& temp, const std::string& out,
 
 }  // namespace
 
+std::optional<TableGrid> RunGrid(const std::vector<RunShardInfo>& shards) {
+  std::optional<TableGrid> grid;
+  int64_t max_end = 0;
+  for (const RunShardInfo& s : shards) {
+    if (s.num_events == 0) continue;
+    if (!grid) {
+      grid = TableGrid{s.min_ts, 1};
+      max_end = s.max_end;
+    }
+    grid->min_ts = std::min(grid->min_ts, s.min_ts);
+    max_end = std::max(max_end, s.max_end);
+  }
+  if (grid) grid->num_levels = NumLevelsForSpan(max_end - grid->min_ts);
+  return grid;
+}
+
+bool OnGrid(const RunShardInfo& shard, const TableGrid& grid) {
+  return shard.num_events == 0 ||
+         (shard.min_ts == grid.min_ts && static_cast<int>(shard.num_levels) == grid.num_levels);
+}
+
 std::string ShardHost(const InputFile& input, const std::string& given) {
   return given.empty() ? HostFromFileName(input.path) : given;
 }
@@ -120,6 +153,7 @@ absl::StatusOr<ShardResult> BuildShard(const InputFile& input, const std::string
   bo.memory_profile = options.memory_profile;
   bo.stop = options.stop;
   bo.origin_ns = origin_ns;
+  bo.grid = options.grid;
   absl::StatusOr<std::unique_ptr<TableBuilder>> builder = TableBuilder::Create(bo);
   if (!builder.ok()) return builder.status();
   // The input's host as a single-table ingest of several inputs gives it:
@@ -151,6 +185,7 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
                                           const ShardOptions& options) {
   const std::string host = ShardHost(input, given_host);
   const bool new_run = !IsRun(run);
+  std::optional<TableGrid> shard_options_grid;
   int64_t origin = 0;
   if (new_run) {
     if (!FreeForNewRun(run)) {
@@ -176,6 +211,11 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
                                                      m->origin_ns, ": every shard takes the run's origin"));
     }
     origin = m->origin_ns;
+    std::vector<RunShardInfo> others;
+    for (const RunShardInfo& s : m->shards) {
+      if (s.host != host) others.push_back(s);
+    }
+    shard_options_grid = options.grid ? options.grid : RunGrid(others);
   }
   std::error_code ec;
   fs::create_directories(fs::path(run) / kRunShardsDir, ec);
@@ -183,6 +223,7 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
   const std::string shard_path = (fs::path(run) / ShardDirFor(host)).string();
   const bool shard_existed = fs::exists(fs::symlink_status(shard_path, ec));
   ShardOptions shard_options = options;
+  shard_options.grid = shard_options_grid;
   // Two writers creating one run at once: the first to enter the manifest
   // sets its origin and the other rebuilds with it (at most once: the origin
   // of an existing run never changes).
@@ -205,6 +246,12 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
         return absl::AlreadyExistsError(absl::StrCat(
             run, ": host ", host, " got a shard meanwhile (use --force to replace it)"));
       }
+      std::vector<RunShardInfo> others;
+      for (const RunShardInfo& o : m.shards) {
+        if (o.host != host) others.push_back(o);
+      }
+      const std::optional<TableGrid> grid = RunGrid(others);
+      built->extends_grid = grid && !OnGrid(built->info, *grid);
       m.Put(built->info);
       return absl::OkStatus();
     });
@@ -280,10 +327,42 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
   for (int j = 1; j < jobs; ++j) workers.emplace_back(work);
   work();
   for (std::thread& t : workers) t.join();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (results[i] && !results[i]->ok()) {
-      return Prefixed(results[i]->status(), absl::StrCat("host ", (*hosts)[i], " (", inputs[i].path, "): "));
+  auto first_error = [&]() -> absl::Status {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (results[i] && !results[i]->ok()) {
+        return Prefixed(results[i]->status(), absl::StrCat("host ", (*hosts)[i], " (", inputs[i].path, "): "));
+      }
     }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = first_error(); !s.ok()) return s;
+  // Once more, on the grid of all shards, those not on it (the grid is known
+  // only once every host is read).
+  std::vector<RunShardInfo> built;
+  for (const auto& r : results) built.push_back((*r)->info);
+  const std::optional<TableGrid> grid = RunGrid(built);
+  std::vector<size_t> off_grid;
+  for (size_t i = 0; grid && i < built.size(); ++i) {
+    if (!OnGrid(built[i], *grid)) off_grid.push_back(i);
+  }
+  each.grid = grid;
+  each.force = true;  // replaces this ingest's own first build
+  next = 0;
+  auto regrid = [&] {
+    for (size_t k; !failed.load() && (k = next.fetch_add(1)) < off_grid.size();) {
+      const size_t i = off_grid[k];
+      results[i] = BuildShard(inputs[i], temp, (*hosts)[i], origin, each);
+      if (!results[i]->ok()) failed.store(true);
+    }
+  };
+  workers.clear();
+  for (int j = 1; j < jobs; ++j) workers.emplace_back(regrid);
+  regrid();
+  for (std::thread& t : workers) t.join();
+  if (absl::Status s = first_error(); !s.ok()) return s;
+  if (!off_grid.empty()) {
+    std::fprintf(stderr, "rebuilt %zu of %zu shards on the run's summary grid (their own spans differ)\n",
+                 off_grid.size(), inputs.size());
   }
   if (absl::Status s = UpdateRunManifest(temp, [&](RunManifest& m) {
         m.origin_ns = origin;
@@ -296,6 +375,48 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
   if (absl::Status s = RenameRunIntoPlace(temp, out, options.force); !s.ok()) return s;
   temp_run.path.clear();
   return ReadRunManifest(out);
+}
+
+absl::StatusOr<int> RegridRun(const std::string& run, int jobs, const ShardOptions& options,
+                              const std::function<void(const ShardResult&)>& on_shard) {
+  absl::StatusOr<RunManifest> m = ReadRunManifest(run);
+  if (!m.ok()) return m.status();
+  const std::optional<TableGrid> grid = RunGrid(m->shards);
+  std::vector<RunShardInfo> todo;
+  for (const RunShardInfo& s : m->shards) {
+    if (grid && !OnGrid(s, *grid)) todo.push_back(s);
+  }
+  ShardOptions each = options;
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(todo.size())));
+  each.memory_budget = std::max<uint64_t>(options.memory_budget / jobs, uint64_t{16} << 20);
+  each.threads = std::max(1, options.threads / jobs);
+  each.grid = grid;
+  each.force = true;
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  absl::Status first_error;
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      const RunShardInfo& s = todo[k];
+      absl::StatusOr<std::vector<InputFile>> in = ExpandInputs({s.input_path});
+      absl::StatusOr<ShardResult> r =
+          !in.ok() ? absl::StatusOr<ShardResult>(in.status())
+          : in->size() != 1 ? absl::StatusOr<ShardResult>(absl::FailedPreconditionError("input is not one file"))
+                            : IngestShardOf((*in)[0], run, s.host, std::nullopt, each);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!r.ok()) {
+        if (first_error.ok()) first_error = Prefixed(r.status(), absl::StrCat("host ", s.host, " (", s.input_path, "): "));
+      } else if (on_shard) {
+        on_shard(*r);
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int j = 1; j < jobs; ++j) workers.emplace_back(work);
+  work();
+  for (std::thread& t : workers) t.join();
+  if (!first_error.ok()) return first_error;
+  return static_cast<int>(todo.size());
 }
 
 }  // namespace tracetable::cli

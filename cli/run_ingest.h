@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "ingest/input.h"
 #include "store/run_manifest.h"
+#include "store/table_builder.h"
 
 namespace tracetable::cli {
 
@@ -36,6 +37,8 @@ struct ShardOptions {
   bool memory_profile = true;
   bool force = false;
   const std::atomic<bool>* stop = nullptr;
+  // The run's summary grid, used when the shard's events fit in it.
+  std::optional<TableGrid> grid;
 };
 
 struct ShardResult {
@@ -43,7 +46,14 @@ struct ShardResult {
   double seconds = 0;
   int warnings = 0;         // TableMeta.warnings of the shard
   uint64_t skipped = 0;     // sum of its skipped_counts
+  bool extends_grid = false;  // --shard-of: off the grid of the run's other shards
 };
+
+// The grid one table of the shards' events would have: aligned at their
+// earliest start, levels for the whole span (shards without events ignored);
+// nullopt when no shard has events.
+std::optional<TableGrid> RunGrid(const std::vector<RunShardInfo>& shards);
+bool OnGrid(const RunShardInfo& shard, const TableGrid& grid);
 
 // The host a shard of `input` is filed under: `given`, else the file name
 // without its trace extensions.
@@ -58,13 +68,15 @@ absl::StatusOr<ShardResult> BuildShard(const InputFile& input, const std::string
 // `ingest INPUT --shard-of RUN`: adds (or with force replaces) the shard of
 // `host` (empty: from the file name), creating the run if RUN is absent or an
 // empty folder. The origin is the run's; a new run takes `origin_ns` or the
-// input's first timestamp.
+// input's first timestamp. The shard takes the run's grid if its events fit
+// in it; one that extends the run's span has its own (`extends_grid`).
 absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::string& run,
                                           const std::string& host, std::optional<int64_t> origin_ns,
                                           const ShardOptions& options);
 
 // `ingest FOLDER -o OUT` with several hosts (or --run): one shard per input,
-// `jobs` at a time, each with options.memory_budget / jobs and
+// `jobs` at a time, then the shards not on the run's grid (RunGrid) once
+// more on it, so the run answers as one table of the inputs would; each with options.memory_budget / jobs and
 // max(1, options.threads / jobs) parsing threads. Origin: `origin_ns` or the
 // first input's first timestamp. `on_shard` is called (from the building
 // threads, one at a time) as each shard is done.
@@ -72,6 +84,13 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
                                       int jobs, std::optional<int64_t> origin_ns,
                                       const ShardOptions& options,
                                       const std::function<void(const ShardResult&)>& on_shard);
+
+// `ingest --regrid RUN`: rebuilds, from their recorded inputs, the shards
+// not on the grid of all the run's shards (after hosts were added with
+// --shard-of, each on the grid the run had then), `jobs` at a time; returns
+// how many. A shard whose input is gone fails naming its host.
+absl::StatusOr<int> RegridRun(const std::string& run, int jobs, const ShardOptions& options,
+                              const std::function<void(const ShardResult&)>& on_shard);
 
 }  // namespace tracetable::cli
 
