@@ -312,14 +312,23 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex report_mu;
+  // Each shard takes the grid of those done before it when it fits (hosts
+  // of one capture mostly do), so few need the second build below.
+  std::vector<RunShardInfo> done;
   auto work = [&] {
     for (size_t i; !failed.load() && (i = next.fetch_add(1)) < inputs.size();) {
-      results[i] = BuildShard(inputs[i], temp, (*hosts)[i], origin, each);
+      ShardOptions mine = each;
+      {
+        std::lock_guard<std::mutex> lock(report_mu);
+        mine.grid = RunGrid(done);
+      }
+      results[i] = BuildShard(inputs[i], temp, (*hosts)[i], origin, mine);
       if (!results[i]->ok()) {
         failed.store(true);
         continue;
       }
       std::lock_guard<std::mutex> lock(report_mu);
+      done.push_back((*results[i])->info);
       if (on_shard) on_shard(**results[i]);
     }
   };
@@ -337,7 +346,8 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
   };
   if (absl::Status s = first_error(); !s.ok()) return s;
   // Once more, on the grid of all shards, those not on it (the grid is known
-  // only once every host is read).
+  // only once every host is read: a host that starts earlier or ends later
+  // than those before it moves it).
   std::vector<RunShardInfo> built;
   for (const auto& r : results) built.push_back((*r)->info);
   const std::optional<TableGrid> grid = RunGrid(built);
