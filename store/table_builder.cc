@@ -78,7 +78,12 @@ std::string NewTableId() {
 
 }  // namespace
 
-TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) {}
+TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) {
+  if (options_.origin_ns) {
+    have_origin_ = true;
+    origin_ns_ = *options_.origin_ns;
+  }
+}
 
 TableBuilder::~TableBuilder() {
   main_.reset();
@@ -686,8 +691,15 @@ absl::Status TableBuilder::DeriveMemoryProfile() {
 }
 
 absl::Status TableBuilder::WriteTiles() {
-  const int64_t span = max_end_ - min_ts_;
-  const int num_levels = NumLevelsForSpan(span);
+  int num_levels = NumLevelsForSpan(max_end_ - min_ts_);
+  // Summary bins are aligned at min_ts and stop at num_levels: a run's
+  // shards take the run's grid when their events fit in it.
+  if (const std::optional<TableGrid>& g = options_.grid;
+      g && min_ts_ >= g->min_ts && num_levels <= g->num_levels &&
+      NumLevelsForSpan(max_end_ - g->min_ts) <= g->num_levels) {
+    min_ts_ = g->min_ts;
+    num_levels = g->num_levels;
+  }
   meta_.set_num_levels(num_levels);
   TrackPoolOptions po;
   po.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
@@ -702,6 +714,7 @@ absl::Status TableBuilder::WriteTiles() {
   po.flow_index = flow_index_.get();
   std::optional<StatsGrid> grid;
   if (options_.stats_bucket_events > 0) {
+    const int64_t span = max_end_ - min_ts_;
     const uint32_t log2 = StatsBucketLog2(span, main_->size(), options_.stats_bucket_events);
     grid = StatsGrid{min_ts_, log2, StatsLevels(span, log2)};
   }
@@ -770,6 +783,7 @@ absl::Status TableBuilder::WriteTables() {
   meta_.set_min_ts(min_ts_ == INT64_MAX ? 0 : min_ts_);
   meta_.set_max_end(max_end_ == INT64_MIN ? 0 : max_end_);
   meta_.set_num_events(stats_.events);
+  meta_.set_event_ids(next_id_ - 1);
   meta_.set_num_strings(strings_.size());
   meta_.set_created_by("tracetable " TRACETABLE_VERSION);
   meta_.set_table_id(NewTableId());
