@@ -89,12 +89,13 @@ bool RunShards::LocalId(uint64_t global, size_t* shard, uint64_t* local) const {
   return false;
 }
 
-void RunShards::ToGlobal(const RunShardMap& s, TileRow* r) const {
+void RunShards::ToGlobal(const RunShardMap& s, bool async, TileRow* r) const {
   r->ts += s.time_offset;
+  // A begin without an end runs to the end of the trace: the run's end.
+  if ((r->flags & kFlagIncomplete) && r->count == 1) r->dur = std::max<int64_t>(r->dur, meta_->max_end() - r->ts);
   r->name = Map(s.strings, r->name);
   r->cat = Map(s.strings, r->cat);
-  const bool async = (r->flags & kFlagAsync) && !s.async_strings.empty();
-  r->flow_id = Map(async ? s.async_strings : s.strings, r->flow_id);
+  r->flow_id = Map(async && !s.async_strings.empty() ? s.async_strings : s.strings, r->flow_id);
   r->flow_out = Map(s.strings, r->flow_out);
   r->flow_in = Map(s.strings, r->flow_in);
   if (r->count == 1) r->id = GlobalId(s, r->id);
@@ -103,7 +104,7 @@ void RunShards::ToGlobal(const RunShardMap& s, TileRow* r) const {
 absl::Status RunShards::ReadTiles(uint32_t track, TileSection section, int level, int64_t from, int64_t to,
                                   std::vector<TileRow>* rows, ReadStats* stats) const {
   if (track >= homes_.size()) return absl::InvalidArgumentError(absl::StrCat("no track ", track));
-  const auto [i, local] = homes_[track];
+  const auto [i, local, async] = homes_[track];
   const RunShardMap& s = shards_[i];
   if (local == UINT32_MAX) {
     absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
@@ -112,8 +113,9 @@ absl::Status RunShards::ReadTiles(uint32_t track, TileSection section, int level
   }
   // Summary bins are aligned at the table's min_ts and levels stop at its
   // num_levels: a shard built on another grid cannot answer a coarse level
-  // as one table would.
-  if (level > 0 && (s.min_ts + s.time_offset != meta_->min_ts() ||
+  // as one table would. Every window above level 0 reads summaries (events
+  // alone, and resolution-0 reads, are the same on any grid).
+  if (section == TileSection::kSummaries && (s.min_ts + s.time_offset != meta_->min_ts() ||
                     s.num_levels != static_cast<int>(meta_->num_levels()))) {
     return Named(i, absl::FailedPreconditionError(
                         "the shard's summary grid (min_ts, levels) differs from the run's; only resolution 0 "
@@ -127,7 +129,7 @@ absl::Status RunShards::ReadTiles(uint32_t track, TileSection section, int level
       !st.ok()) {
     return Named(i, st);
   }
-  for (size_t k = first; k < rows->size(); ++k) ToGlobal(s, &(*rows)[k]);
+  for (size_t k = first; k < rows->size(); ++k) ToGlobal(s, async, &(*rows)[k]);
   return absl::OkStatus();
 }
 

@@ -47,7 +47,7 @@ struct RunShardMap {
   absl::flat_hash_map<uint32_t, uint32_t> local_strings;  // global -> local (flow lookups)
   std::vector<uint32_t> tracks;         // local track id -> global
   uint32_t memory_base = 0, num_memory = 0;  // its memory IDs' global indexes
-  int64_t min_ts = 0;                   // the shard's own TableMeta.min_ts
+  int64_t min_ts = 0, max_end = 0;      // the shard's own TableMeta span
   int num_levels = 0;
 };
 
@@ -57,7 +57,11 @@ class RunShards {
   ~RunShards();
 
   // Called once while the merged view is built (store/run_table.cc).
-  void SetTrackHomes(std::vector<std::pair<uint32_t, uint32_t>> homes) { homes_ = std::move(homes); }
+  struct TrackHome {
+    uint32_t shard = 0, local = 0;  // local = UINT32_MAX: the shard did not open
+    bool async = false;             // its rows' flow_id is an async key
+  };
+  void SetTrackHomes(std::vector<TrackHome> homes) { homes_ = std::move(homes); }
   void SetGlobalView(const proto::TableMeta* meta, const std::vector<std::string>* strings) {
     meta_ = meta;
     strings_ = strings;
@@ -87,11 +91,11 @@ class RunShards {
   absl::Status Named(size_t i, const absl::Status& s) const;
   absl::Status GetFlowBlock(uint32_t block, std::string* value) const;
   absl::Status GetMemorySegment(uint32_t id, uint32_t segment, std::string* value) const;
-  void ToGlobal(const RunShardMap& s, TileRow* r) const;
+  void ToGlobal(const RunShardMap& s, bool async, TileRow* r) const;
 
   std::string run_path_;
   std::vector<RunShardMap> shards_;
-  std::vector<std::pair<uint32_t, uint32_t>> homes_;  // global track -> (shard, local track)
+  std::vector<TrackHome> homes_;  // by global track id
   const proto::TableMeta* meta_ = nullptr;
   const std::vector<std::string>* strings_ = nullptr;
   Table::Options shard_options_;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/levels.h"
+#include "format/time.h"
 #include "leveldb/cache.h"
 #include "store/run_shards.h"
 #include "store/table_files.h"
@@ -77,18 +78,24 @@ class RunTableMaker {
     metas_[i] = s.meta();
     resources_[i] = s.resources();
     // An input ingested alone has no host name (one host needs none); in a
-    // run it is the shard's host, as one ingest of all inputs names it.
-    for (proto::InputInfo& in : *metas_[i].mutable_inputs()) {
-      if (in.host().empty()) in.set_host(m.host);
-    }
-    for (proto::Process& p : *resources_[i].mutable_processes()) {
-      if (p.host().empty()) p.set_host(m.host);
-    }
+    // run of several it is the shard's host, as one ingest of them names it.
+    if (shards_->shards().size() > 1) NameHost(i);
     if (m.table_id.empty()) m.table_id = s.identity();
     identities_ += s.identity();
     // Relative times are exact integers; origins differ only by whole ns.
-    m.time_offset = (s.meta().origin_ns() - origin_ns_) * 1000;
+    // A shard whose clock is too far from the run's to share its time base
+    // starts where the run starts, as one ingest shifts such an input.
+    if (absl::StatusOr<int64_t> rel = RelativePs(s.meta().origin_ns(), 0, origin_ns_); rel.ok()) {
+      m.time_offset = *rel;
+    } else if (metas_[i].inputs_size() > 0) {
+      const int64_t shift = origin_ns_ - s.meta().origin_ns();
+      metas_[i].mutable_inputs(0)->set_clock_shift_ns(shift);
+      metas_[i].add_warnings(absl::StrCat("input ", i, ": timestamps start ", s.meta().origin_ns(),
+                                          " ns, too far from the first input's ", origin_ns_,
+                                          " ns to share a table; shifted by ", shift, " ns to start with it"));
+    }
     m.min_ts = s.meta().min_ts();
+    m.max_end = s.meta().max_end();
     m.num_levels = static_cast<int>(s.meta().num_levels());
     m.strings.resize(s.num_strings());
     for (size_t k = 0; k < s.num_strings(); ++k) {
@@ -106,6 +113,19 @@ class RunTableMaker {
       }
     }
     return absl::OkStatus();
+  }
+
+  void NameHost(size_t i) {
+    const std::string& host = shards_->shards()[i].host;
+    for (proto::InputInfo& in : *metas_[i].mutable_inputs()) {
+      if (in.host().empty()) in.set_host(host);
+    }
+    for (proto::Process& p : *resources_[i].mutable_processes()) {
+      if (p.host().empty()) p.set_host(host);
+    }
+    for (proto::MemoryId& id : *metas_[i].mutable_memory()->mutable_ids()) {
+      if (id.host().empty()) id.set_host(host);
+    }
   }
 
   // A shard that does not open: one process of its host with one track whose
@@ -148,7 +168,7 @@ class RunTableMaker {
       for (const auto& [k, v] : m.phase_counts()) (*g.mutable_phase_counts())[k] += v;
       for (const auto& [k, v] : m.skipped_counts()) (*g.mutable_skipped_counts())[k] += v;
       for (const std::string& w : m.warnings()) {
-        if (g.warnings_size() < 1000) g.add_warnings(several ? absl::StrCat(shards_->shards()[i].host, ": ", w) : w);
+        if (g.warnings_size() < 1000) g.add_warnings(w);
       }
       for (const proto::InputInfo& in : m.inputs()) *g.add_inputs() = in;
       if (g.created_by().empty()) g.set_created_by(m.created_by());
@@ -230,13 +250,21 @@ class RunTableMaker {
         tr.set_out_tid(kSyntheticTidBase + id);
       }
       const int64_t off = maps[i].time_offset;
+      const int64_t run_end = t_->meta_.max_end();
       for (proto::ClassExtent& c : *tr.mutable_classes()) {
         if (c.count() == 0) continue;
         c.set_min_ts(c.min_ts() + off);
         c.set_max_end(c.max_end() + off);
+        // It may hold a begin without an end, which in the run lasts to the
+        // run's end (store/run_shards.cc): reads must reach that far.
+        if (c.max_end() == maps[i].max_end + off && run_end > c.max_end()) {
+          c.set_max_dur(c.max_dur() + (run_end - c.max_end()));
+          c.set_max_end(run_end);
+        }
       }
       maps[i].tracks[local] = id;
-      homes_.emplace_back(static_cast<uint32_t>(i), Broken(i) ? UINT32_MAX : local);
+      homes_.push_back(RunShards::TrackHome{static_cast<uint32_t>(i), Broken(i) ? UINT32_MAX : local,
+                                            tr.kind() == proto::Track::ASYNC});
     }
   }
 
@@ -263,7 +291,6 @@ class RunTableMaker {
         proto::MemoryId& id = *mem->add_ids();
         id = local;
         id.set_input(static_cast<uint32_t>(i));
-        if (id.host().empty()) id.set_host(m.host);
         id.set_process(process_base_[i] + local.process());
         auto track = [&m](uint32_t t) { return t == 0 || t > m.tracks.size() ? 0 : m.tracks[t - 1] + 1; };
         id.set_in_use_track(track(local.in_use_track()));
@@ -289,7 +316,7 @@ class RunTableMaker {
   std::vector<proto::TableMeta> metas_;
   std::vector<proto::ResourceTable> resources_;
   std::vector<uint32_t> process_base_;
-  std::vector<std::pair<uint32_t, uint32_t>> homes_;
+  std::vector<RunShards::TrackHome> homes_;
   std::vector<size_t> broken_;
   std::string identities_;
 };
