@@ -145,6 +145,11 @@ class RunTableMaker {
     proto::Track* tr = resources_[i].add_tracks();
     tr->set_name("(shard unavailable)");
     tr->set_tid("0");
+    // Not empty, so every query over it reads it and meets the error.
+    proto::ClassExtent* c = tr->add_classes();
+    c->set_count(1);
+    c->set_min_ts(INT64_MIN / 4);
+    c->set_max_end(INT64_MAX / 4);
     broken_.push_back(i);
   }
 

@@ -386,5 +386,61 @@ TEST_F(RunTableTest, RealTracesAsHosts) {
   }
 }
 
+// A missing shard and a damaged one: the run opens, a query that needs them
+// fails naming the host, and queries of the other hosts answer as one table.
+TEST_F(RunTableTest, MissingAndDamagedShards) {
+  MakeInputs(4, 5);
+  fs::remove_all(ShardDir("host03"));
+  fs::path biggest;
+  for (const auto& e : fs::directory_iterator(ShardDir("host02"))) {
+    if (e.path().extension() == ".ldb" && (biggest.empty() || e.file_size() > fs::file_size(biggest))) {
+      biggest = e.path();
+    }
+  }
+  ASSERT_FALSE(biggest.empty());
+  {
+    std::fstream f(biggest, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(biggest) * 3 / 4));
+    const std::string junk(4096, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+  ASSERT_TRUE(one.ok());
+  std::unique_ptr<Table> run = OpenRun();
+  ASSERT_TRUE(run);
+  const std::string all = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}})));
+  EXPECT_TRUE(all.starts_with("500 ")) << all.substr(0, 300);
+  EXPECT_TRUE(all.find("host02") != std::string::npos || all.find("host03") != std::string::npos) << all.substr(0, 300);
+  const std::string broken = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host02"}})));
+  EXPECT_TRUE(broken.starts_with("500 ")) << broken.substr(0, 300);
+  EXPECT_NE(broken.find(R"(shard of host \"host02\")"), std::string::npos) << broken.substr(0, 300);
+  const std::string missing = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host03"}})));
+  EXPECT_TRUE(missing.starts_with("500 ")) << missing.substr(0, 300);
+  EXPECT_NE(missing.find(R"(shard of host \"host03\")"), std::string::npos) << missing.substr(0, 300);
+  // The other hosts answer with the same events (track numbers after the
+  // missing shard's differ: its tracks are unknown).
+  for (const char* host : {"host00", "host01"}) {
+    for (const char* res : {"0", "20"}) {
+      const Params p = P({{"resolution_us", res}, {"host", host}});
+      const std::string a = Body(serve::WindowReply(**one, p)), b = Body(serve::WindowReply(*run, p));
+      ASSERT_TRUE(b.starts_with("200 ")) << b.substr(0, 300);
+      EXPECT_EQ(a.substr(a.rfind("\"items\":")), b.substr(b.rfind("\"items\":"))) << host << " " << res;
+    }
+  }
+}
+
+// A shard replaced after the run was opened is refused, not read through
+// the old maps.
+TEST_F(RunTableTest, ReplacedShardIsRefused) {
+  MakeInputs(3, 6);
+  std::unique_ptr<Table> run = OpenRun(/*max_open=*/1);
+  ASSERT_TRUE(run);
+  fs::remove_all(ShardDir("host00"));
+  Build({(dir_ / "in" / "host01.json").string()}, ShardDir("host00"));
+  const std::string b = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host00"}})));
+  EXPECT_TRUE(b.starts_with("500 ")) << b.substr(0, 300);
+  EXPECT_NE(b.find("replaced"), std::string::npos) << b.substr(0, 300);
+}
+
 }  // namespace
 }  // namespace tracetable
