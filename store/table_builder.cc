@@ -76,7 +76,12 @@ std::string NewTableId() {
 
 }  // namespace
 
-TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) {}
+TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) {
+  if (options_.origin_ns) {
+    have_origin_ = true;
+    origin_ns_ = *options_.origin_ns;
+  }
+}
 
 TableBuilder::~TableBuilder() {
   main_.reset();
@@ -746,6 +751,7 @@ absl::Status TableBuilder::WriteTables() {
   meta_.set_min_ts(min_ts_ == INT64_MAX ? 0 : min_ts_);
   meta_.set_max_end(max_end_ == INT64_MIN ? 0 : max_end_);
   meta_.set_num_events(stats_.events);
+  meta_.set_event_ids(next_id_ - 1);
   meta_.set_num_strings(strings_.size());
   meta_.set_created_by("tracetable " TRACETABLE_VERSION);
   meta_.set_table_id(NewTableId());

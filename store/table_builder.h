@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,11 @@ struct BuildOptions {
   // Derive the memory profile (store/memory_profile_builder.h). Off only to
   // measure what it costs (bench/).
   bool memory_profile = true;
+  // Relative time 0 of the table, absolute ns; unset: the first timestamp
+  // read. Shards of a run all take the run's origin (store/run_manifest.h)
+  // so they share one time base; an input too far from it is shifted as the
+  // inputs after the first are (docs/format.md, "Time").
+  std::optional<int64_t> origin_ns;
 };
 
 struct BuildStats {
