@@ -1,11 +1,14 @@
 #include "store/run_shards.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "format/keys.h"
 #include "format/tracetable.pb.h"
 #include "leveldb/cache.h"
+#include "store/run_manifest.h"
 
 namespace tracetable {
 namespace {
@@ -26,6 +29,23 @@ RunShards::RunShards(std::string run_path, std::vector<RunShardMap> shards, cons
       capacity_(std::max<size_t>(1, options.max_open_shards)) {
   shard_options_ = options;
   shard_options_.shared_cache = cache_.get();
+  struct stat st;
+  if (::stat(ManifestPath().c_str(), &st) == 0) {
+    manifest_dev_ = st.st_dev;
+    manifest_ino_ = st.st_ino;
+  }
+}
+
+std::string RunShards::ManifestPath() const { return absl::StrCat(run_path_, "/", kRunFileName); }
+
+absl::Status RunShards::CheckManifest() const {
+  if (manifest_ino_ == 0) return absl::OkStatus();
+  struct stat st;
+  if (::stat(ManifestPath().c_str(), &st) != 0 || st.st_dev != manifest_dev_ || st.st_ino != manifest_ino_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        run_path_, ": the run changed since it was opened (a shard added or replaced); reopen it"));
+  }
+  return absl::OkStatus();
 }
 
 RunShards::~RunShards() {

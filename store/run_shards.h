@@ -76,6 +76,11 @@ class RunShards {
 
   absl::Status ReadTiles(uint32_t track, TileSection section, int level, int64_t from, int64_t to,
                          std::vector<TileRow>* rows, ReadStats* stats) const;
+  // OK while the run's manifest is the one it was opened with (none counts
+  // as unchanged for runs opened from a list of shards); an error once a
+  // shard was added or replaced (the manifest is replaced by rename).
+  absl::Status CheckManifest() const;
+
   absl::StatusOr<std::string> Args(uint64_t event_id) const;
   absl::StatusOr<ThreadTimeEntry> ThreadTime(uint64_t event_id) const;
   // Records whose keys hold global numbers: flow blocks ("F") and memory
@@ -89,11 +94,13 @@ class RunShards {
 
  private:
   absl::Status Named(size_t i, const absl::Status& s) const;
+  std::string ManifestPath() const;
   absl::Status GetFlowBlock(uint32_t block, std::string* value) const;
   absl::Status GetMemorySegment(uint32_t id, uint32_t segment, std::string* value) const;
   void ToGlobal(const RunShardMap& s, bool async, TileRow* r) const;
 
   std::string run_path_;
+  uint64_t manifest_dev_ = 0, manifest_ino_ = 0;  // 0: no manifest
   std::vector<RunShardMap> shards_;
   std::vector<TrackHome> homes_;  // by global track id
   const proto::TableMeta* meta_ = nullptr;

@@ -13,6 +13,7 @@
 #include "format/levels.h"
 #include "format/time.h"
 #include "leveldb/cache.h"
+#include "store/run_manifest.h"
 #include "store/run_shards.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
@@ -279,12 +280,19 @@ class RunTableMaker {
     for (size_t i = 0; i < maps.size(); ++i) {
       RunShardMap& m = maps[i];
       m.read_ids = metas_[i].inputs_size() > 0 ? metas_[i].inputs(0).events() : 0;
-      for (const proto::Track& tr : resources_[i].tracks()) {
-        if (tr.derived()) m.derived_ids += tr.num_events();
+      if (metas_[i].event_ids() >= m.read_ids) {
+        m.derived_ids = metas_[i].event_ids() - m.read_ids;
+      } else {  // a shard written before TableMeta.event_ids
+        for (const proto::Track& tr : resources_[i].tracks()) {
+          if (tr.derived()) m.derived_ids += tr.num_events();
+        }
       }
       m.read_base = read;
       read += m.read_ids;
     }
+    uint64_t derived = 0;
+    for (const RunShardMap& m : maps) derived += m.derived_ids;
+    t_->meta_.set_event_ids(read + derived);
     proto::MemoryProfile* mem = t_->meta_.mutable_memory();
     for (size_t i = 0; i < maps.size(); ++i) {
       RunShardMap& m = maps[i];
@@ -331,6 +339,17 @@ absl::StatusOr<std::unique_ptr<Table>> OpenRunTable(const std::string& run_path,
                                                     const Table::Options& options) {
   if (shards.empty()) return absl::FailedPreconditionError(absl::StrCat(run_path, ": the run has no shards"));
   return RunTableMaker(run_path, origin_ns, shards, options).Make();
+}
+
+absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, const Table::Options& options) {
+  absl::StatusOr<RunManifest> m = ReadRunManifest(run_path);
+  if (!m.ok()) return m.status();
+  std::vector<RunShardSource> sources;
+  sources.reserve(m->shards.size());
+  for (const RunShardInfo& s : m->shards) {
+    sources.push_back(RunShardSource{s.host, absl::StrCat(run_path, "/", s.dir), s.table_id});
+  }
+  return OpenRunTable(run_path, m->origin_ns, sources, options);
 }
 
 }  // namespace tracetable

@@ -38,6 +38,11 @@ absl::StatusOr<std::unique_ptr<Table>> OpenRunTable(const std::string& run_path,
                                                     const std::vector<RunShardSource>& shards,
                                                     const Table::Options& options);
 
+// The run at `run_path` (a folder with a RUN manifest, store/run_manifest.h):
+// its shards in manifest order, on its origin. A damaged manifest is
+// DataLoss "corrupt run manifest".
+absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, const Table::Options& options);
+
 }  // namespace tracetable
 
 #endif  // TRACETABLE_STORE_RUN_TABLE_H_

@@ -12,7 +12,9 @@
 #include "leveldb/iterator.h"
 #include "store/corruption.h"
 #include "store/meta_check.h"
+#include "store/run_manifest.h"
 #include "store/run_shards.h"
+#include "store/run_table.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
 #include "zlib.h"
@@ -26,6 +28,7 @@ Table::~Table() {
 
 absl::StatusOr<std::unique_ptr<Table>> Table::Open(const std::string& path,
                                                    const Options& options) {
+  if (IsRun(path)) return OpenRun(path, options);
   return OpenSingle(path, options);
 }
 
@@ -67,6 +70,7 @@ absl::Status Table::CheckStillOnDisk() const {
     return absl::FailedPreconditionError(
         absl::StrCat(path_, ": the table was replaced since it was opened (re-ingested?); reopen it"));
   }
+  if (run_) return run_->CheckManifest();
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -27,6 +28,7 @@
 #include "query/serve/server.h"
 #include "query/serve/tiles_api.h"
 #include "query/tiles.h"
+#include "store/run_manifest.h"
 #include "store/run_shards.h"
 #include "store/run_table.h"
 #include "store/table.h"
@@ -124,11 +126,13 @@ class RunTableTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  static void Build(const std::vector<std::string>& inputs, const std::string& out) {
+  static void Build(const std::vector<std::string>& inputs, const std::string& out,
+                    std::optional<int64_t> origin_ns = std::nullopt) {
     absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
     ASSERT_TRUE(files.ok()) << files.status();
     BuildOptions opts;
     opts.output = out;
+    opts.origin_ns = origin_ns;
     absl::StatusOr<std::unique_ptr<TableBuilder>> b = TableBuilder::Create(opts);
     ASSERT_TRUE(b.ok()) << b.status();
     ASSERT_TRUE(ReadInputs(*files, b->get(), {}).ok());
@@ -182,10 +186,11 @@ class RunTableTest : public ::testing::Test {
 // and "bytes_read" count the shards' own tiles, which hold the same rows in
 // other blocks, and a run has no search index, so its search scans
 // ("scanned_items" differs, "indexed" is false) where one table looks up.
+// So is a flow's string id ("sid"): see ExpectSameTile.
 std::string Body(serve::Reply r) {
   serve::Drain(&r);
   std::string b = absl::StrCat(r.status, " ", r.body);
-  for (const std::string key : {"\"tiles_read\":", "\"bytes_read\":", "\"scanned_items\":", "\"indexed\":"}) {
+  for (const std::string key : {"\"tiles_read\":", "\"bytes_read\":", "\"scanned_items\":", "\"indexed\":", "\"sid\":"}) {
     for (size_t at = b.find(key); at != std::string::npos; at = b.find(key, at + 1)) {
       size_t end = at + key.size();
       while (end < b.size() && std::isalnum(static_cast<unsigned char>(b[end]))) ++end;
@@ -310,6 +315,14 @@ void ExpectSameAnswers(const std::vector<serve::NamedTable>& ones, const std::ve
   for (int f = 0; f < 20; f += 3) {
     const Params p = P({{"id", absl::StrCat("flow", f)}});
     ExpectSame(Body(serve::FlowReply(one, p)), Body(serve::FlowReply(run, p)), absl::StrCat("flow ", f));
+    // The run's own string id of the flow finds the same ends.
+    std::string by_id = Body(serve::FlowReply(run, p));
+    serve::Reply raw = serve::FlowReply(run, p);
+    serve::Drain(&raw);
+    const size_t at = raw.body.find("\"sid\":");
+    if (at == std::string::npos || raw.body.compare(at + 6, 4, "null") == 0) continue;
+    const std::string sid = raw.body.substr(at + 6, raw.body.find(',', at) - at - 6);
+    ExpectSame(by_id, Body(serve::FlowReply(run, P({{"sid", sid}}))), absl::StrCat("flow sid ", sid));
   }
   for (const Params& p : {P({}), P({{"resolution_us", "0"}}), P({{"at_us", "50000"}, {"limit", "0"}})}) {
     ExpectSame(Body(serve::MemoryReply(one, p)), Body(serve::MemoryReply(run, p)), absl::StrCat("memory"));
@@ -440,6 +453,56 @@ TEST_F(RunTableTest, ReplacedShardIsRefused) {
   const std::string b = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host00"}})));
   EXPECT_TRUE(b.starts_with("500 ")) << b.substr(0, 300);
   EXPECT_NE(b.find("replaced"), std::string::npos) << b.substr(0, 300);
+}
+
+// A run folder (RUN manifest + shards/) opens through Table::Open as one
+// table; shards built on the run's origin (BuildOptions::origin_ns); adding a
+// shard makes an open run say it changed; a damaged manifest is an error.
+TEST_F(RunTableTest, RunFolderOpensAsOneTable) {
+  MakeInputs(3, 7);
+  absl::StatusOr<std::unique_ptr<Table>> single = Table::Open(Single());
+  ASSERT_TRUE(single.ok());
+  const int64_t origin = (*single)->meta().origin_ns();
+  const std::string run = (dir_ / "run").string();
+  for (const RunShardSource& src : sources_) {
+    fs::remove_all(src.dir);
+    Build({(dir_ / "in" / (src.host + ".json")).string()}, src.dir, origin);
+    absl::StatusOr<std::unique_ptr<Table>> shard = Table::Open(src.dir);
+    ASSERT_TRUE(shard.ok());
+    RunShardInfo info;
+    info.host = src.host;
+    info.dir = ShardDirFor(src.host);
+    info.table_id = (*shard)->identity();
+    info.input_name = src.host + ".json";
+    ASSERT_EQ(info.dir, absl::StrCat("shards/", src.host, ".tracetable"));
+    ASSERT_TRUE(UpdateRunManifest(run, [&](RunManifest& m) {
+                  m.origin_ns = origin;
+                  m.Put(info);
+                  return absl::OkStatus();
+                }).ok());
+  }
+  std::vector<serve::NamedTable> ones, runs;
+  ones.push_back(serve::NamedTable{"t", std::move(*single)});
+  absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE((*opened)->run(), nullptr);
+  runs.push_back(serve::NamedTable{"t", std::move(*opened)});
+  ExpectSameAnswers(ones, runs, dir_);
+  EXPECT_TRUE(runs[0].table->CheckStillOnDisk().ok());
+
+  ASSERT_TRUE(UpdateRunManifest(run, [](RunManifest&) { return absl::OkStatus(); }).ok());
+  const absl::Status changed = runs[0].table->CheckStillOnDisk();
+  EXPECT_FALSE(changed.ok());
+  EXPECT_NE(changed.message().find("run changed"), std::string::npos) << changed;
+
+  {
+    std::fstream f(dir_ / "run" / "RUN", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x7f');
+  }
+  absl::StatusOr<std::unique_ptr<Table>> damaged = Table::Open(run);
+  EXPECT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.status().message().find("corrupt run manifest"), std::string::npos) << damaged.status();
 }
 
 }  // namespace
