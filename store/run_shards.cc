@@ -82,6 +82,18 @@ absl::StatusOr<std::shared_ptr<const Table>> RunShards::Acquire(size_t i) const 
   return lru_.front().second;
 }
 
+uint32_t RunShards::LocalString(size_t i, uint32_t global) const {
+  std::lock_guard<std::mutex> lock(reverse_mu_);
+  if (local_strings_.empty()) local_strings_.resize(shards_.size());
+  if (!local_strings_[i]) {
+    local_strings_[i] = std::make_unique<absl::flat_hash_map<uint32_t, uint32_t>>();
+    const std::vector<uint32_t>& m = shards_[i].strings;
+    for (size_t k = 1; k < m.size(); ++k) local_strings_[i]->emplace(m[k], static_cast<uint32_t>(k));
+  }
+  auto it = local_strings_[i]->find(global);
+  return it == local_strings_[i]->end() ? 0 : it->second;
+}
+
 size_t RunShards::open_shards() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lru_.size();
@@ -195,18 +207,18 @@ absl::Status RunShards::GetFlowBlock(uint32_t block, std::string* value) const {
     uint32_t count = 0;
     for (size_t i = 0; i < shards_.size(); ++i) {
       const RunShardMap& s = shards_[i];
-      auto it = s.local_strings.find(global);
-      if (it == s.local_strings.end()) continue;
+      const uint32_t local = LocalString(i, global);
+      if (local == 0) continue;
       absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
       if (!t.ok()) return t.status();
       if (!(*t)->meta().has_flow_index()) continue;
       std::string v;
-      absl::Status got = (*t)->Get(FlowBlockKey(it->second >> kFlowBlockShift), &v);
+      absl::Status got = (*t)->Get(FlowBlockKey(local >> kFlowBlockShift), &v);
       if (absl::IsNotFound(got)) continue;
       if (!got.ok()) return Named(i, got);
       proto::FlowTiles b;
       if (!b.ParseFromString(v)) return Named(i, absl::DataLossError("corrupt table: flow block does not parse"));
-      const uint32_t want = it->second & ((1u << kFlowBlockShift) - 1);
+      const uint32_t want = local & ((1u << kFlowBlockShift) - 1);
       int at = 0;
       for (int k = 0; k < b.slot_size(); at += static_cast<int>(b.count(k)), ++k) {
         if (b.slot(k) != want) continue;

@@ -44,7 +44,6 @@ struct RunShardMap {
   uint64_t read_ids = 0, read_base = 0, derived_base = 0, derived_ids = 0;
   std::vector<uint32_t> strings;        // local string id -> global
   std::vector<uint32_t> async_strings;  // async keys: -> global "key|input N" (empty: same as strings)
-  absl::flat_hash_map<uint32_t, uint32_t> local_strings;  // global -> local (flow lookups)
   std::vector<uint32_t> tracks;         // local track id -> global
   uint32_t memory_base = 0, num_memory = 0;  // its memory IDs' global indexes
   int64_t min_ts = 0, max_end = 0;      // the shard's own TableMeta span
@@ -94,6 +93,9 @@ class RunShards {
 
  private:
   absl::Status Named(size_t i, const absl::Status& s) const;
+  // The shard's local id of a global string id (0: it has none). The
+  // reverse map is built on first use: only flow lookups need it.
+  uint32_t LocalString(size_t i, uint32_t global) const;
   std::string ManifestPath() const;
   absl::Status GetFlowBlock(uint32_t block, std::string* value) const;
   absl::Status GetMemorySegment(uint32_t id, uint32_t segment, std::string* value) const;
@@ -111,6 +113,8 @@ class RunShards {
   mutable std::mutex mu_;
   mutable std::list<std::pair<size_t, std::shared_ptr<const Table>>> lru_;  // front = most recent
   mutable absl::flat_hash_map<size_t, decltype(lru_)::iterator> open_;
+  mutable std::mutex reverse_mu_;
+  mutable std::vector<std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>>> local_strings_;
 };
 
 }  // namespace tracetable

@@ -63,10 +63,12 @@ class RunTableMaker {
   }
 
  private:
-  uint32_t Intern(const std::string& s) {
-    auto [it, inserted] = string_ids_.try_emplace(s, static_cast<uint32_t>(t_->strings_.size()));
-    if (inserted) t_->strings_.push_back(s);
-    return it->second;
+  uint32_t Intern(std::string_view s) {
+    if (auto it = string_ids_.find(Av(s)); it != string_ids_.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(t_->strings_.size());
+    string_ids_.emplace(std::string(s), id);
+    t_->strings_.emplace_back(s);
+    return id;
   }
 
   // Reads a shard's metadata, resources and strings (then lets the LRU close
@@ -99,10 +101,7 @@ class RunTableMaker {
     m.max_end = s.meta().max_end();
     m.num_levels = static_cast<int>(s.meta().num_levels());
     m.strings.resize(s.num_strings());
-    for (size_t k = 0; k < s.num_strings(); ++k) {
-      m.strings[k] = Intern(std::string(s.String(static_cast<uint32_t>(k))));
-      if (k > 0) m.local_strings.emplace(m.strings[k], static_cast<uint32_t>(k));
-    }
+    for (size_t k = 0; k < s.num_strings(); ++k) m.strings[k] = Intern(s.String(static_cast<uint32_t>(k)));
     // One ingest of several inputs keys the async slices of input N > 0 as
     // "key|input N" (store/table_builder.cc, InputAsyncKey).
     const bool async = std::any_of(s.resources().tracks().begin(), s.resources().tracks().end(),
