@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
+#include "cli/run_info.h"
 #include "query/memory_json.h"
 #include "format/levels.h"
 #include "format/time.h"
@@ -238,7 +239,7 @@ void PrintLevels(const Table& t) {
 }  // namespace
 
 int InfoMain(int argc, char** argv) {
-  po::options_description opts("usage: tracetable info TABLE [--json]\n\noptions");
+  po::options_description opts("usage: tracetable info TABLE|RUN [--json]\n\noptions");
   opts.add_options()("help,h", "show this help")("json", "print JSON instead of text")(
       "levels", "also count tiles, rows and bytes per level (reads the whole table)");
   std::vector<std::string> args;
@@ -246,6 +247,7 @@ int InfoMain(int argc, char** argv) {
   if (auto exit = ParseCommandLine("info", argc, argv, opts, &args, 1, &vm)) return *exit;
   const std::string path = args.empty() ? "" : args[0];
   if (path.empty()) return Fail("info", "no table given (see --help)");
+  if (IsRun(path)) return PrintRunInfo(path, vm.count("json") > 0);
   absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(path);
   if (!t.ok()) return Fail("info", t.status().message());
   const uint64_t disk = DirectoryBytes(path);

@@ -1,9 +1,12 @@
 // tracetable ingest INPUT... -o OUT.tracetable [--memory-budget SIZE] [--strict] [--threads N]
+// (or a run of shards: INPUT --shard-of RUN, FOLDER -o RUN --jobs N; cli/run_ingest.h)
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <optional>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -15,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
+#include "cli/run_ingest.h"
 #include "ingest/input.h"
 #include "store/table_builder.h"
 
@@ -111,6 +115,71 @@ void ReportProblems(const proto::TableMeta& meta) {
   }
 }
 
+void ReportShard(const ShardResult& r) {
+  std::fprintf(stderr, "shard %s: %llu events in %.2fs -> %s", r.info.host.c_str(),
+               static_cast<unsigned long long>(r.info.num_events), r.seconds, r.info.dir.c_str());
+  if (r.skipped || r.warnings) {
+    std::fprintf(stderr, " (%llu skipped, %d warnings: tracetable info on the shard)",
+                 static_cast<unsigned long long>(r.skipped), r.warnings);
+  }
+  std::fprintf(stderr, "\n");
+}
+
+struct RunFlags {
+  std::string shard_of, host, regrid;
+  int jobs = 1;
+  std::optional<int64_t> origin_ns;
+};
+
+// Whether these inputs become a run: --run, or one folder argument holding
+// several hosts (several trace files) unless --single-table.
+bool MakesRun(const std::vector<std::string>& args, const std::vector<InputFile>& files,
+              const po::variables_map& vm) {
+  if (vm.count("run")) return true;
+  if (vm.count("single-table")) return false;
+  std::error_code ec;
+  return args.size() == 1 && std::filesystem::is_directory(args[0], ec) && files.size() > 1;
+}
+
+int IngestRunOrShard(const std::vector<std::string>& args, const std::vector<InputFile>& files,
+                     const std::string& output, const RunFlags& flags, const ShardOptions& options) {
+  const auto start = Clock::now();
+  if (!flags.regrid.empty()) {
+    absl::StatusOr<int> n = RegridRun(flags.regrid, flags.jobs, options, ReportShard);
+    if (!n.ok()) return Fail("ingest", n.status().message());
+    std::fprintf(stderr, "%d shard(s) of %s rebuilt on the run's summary grid\n", *n, flags.regrid.c_str());
+    return 0;
+  }
+  if (!flags.shard_of.empty()) {
+    if (files.size() != 1) {
+      return Fail("ingest", absl::StrCat("--shard-of takes one input file (one host); ", args.size() == 1 ? "the folder holds " : "got ",
+                                         files.size(), " (build a run from a folder with -o RUN)"));
+    }
+    absl::StatusOr<ShardResult> r = IngestShardOf(files[0], flags.shard_of, flags.host, flags.origin_ns, options);
+    if (!r.ok()) return Fail("ingest", r.status().message());
+    ReportShard(*r);
+    std::fprintf(stderr, "added host %s to run %s\n", r->info.host.c_str(), flags.shard_of.c_str());
+    if (r->extends_grid) {
+      std::fprintf(stderr,
+                   "warning: host %s extends the run's span, so the other shards are not on the run's summary "
+                   "grid: coarse windows over the run need them rebuilt (tracetable ingest --regrid RUN, once every "
+                   "host is in; docs/scale-out.md)\n", r->info.host.c_str());
+    }
+    return 0;
+  }
+  if (!flags.host.empty()) return Fail("ingest", "--host names the input of --shard-of");
+  absl::StatusOr<RunManifest> m = IngestRun(files, output, flags.jobs, flags.origin_ns, options, ReportShard);
+  if (!m.ok()) return Fail("ingest", absl::StrCat(m.status().message(), "\nnothing was written to ", output));
+  uint64_t events = 0;
+  for (const RunShardInfo& s : m->shards) events += s.num_events;
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  std::fprintf(stderr, "ingested a run of %zu hosts, %llu events in %.2fs (%d jobs); %s on disk -> %s\n",
+               m->shards.size(), static_cast<unsigned long long>(events), secs,
+               std::max(1, std::min<int>(flags.jobs, static_cast<int>(files.size()))),
+               HumanBytes(DirectoryBytes(output)).c_str(), output.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int IngestMain(int argc, char** argv) {
@@ -118,10 +187,16 @@ int IngestMain(int argc, char** argv) {
       "usage: tracetable ingest INPUT... -o OUT.tracetable [options]\n\n"
       "Converts traces into one table. INPUT is a Chrome trace (.json, .json.gz, object or\n"
       "array form) or an XSpace profile (.xplane.pb), or a folder of them (e.g.\n"
-      "<logdir>/plugins/profile/<run>/). Several inputs become hosts of one table.\n\noptions");
+      "<logdir>/plugins/profile/<run>/). Several inputs become hosts of one table; a\n"
+      "folder of several hosts becomes a run (one shard table per host, docs/scale-out.md).\n"
+      "       tracetable ingest HOST_INPUT --shard-of RUN [--host NAME]\n"
+      "adds (or with --force replaces) one host's shard of RUN, creating RUN if absent;\n"
+      "writers of different hosts may run at once, on any machines sharing RUN.\n\noptions");
   std::vector<std::string> inputs;
   std::string output, budget = "1G";
   int threads = 0;
+  RunFlags run_flags;
+  int64_t origin_ns = 0;
   opts.add_options()
       ("help,h", "show this help")
       ("output,o", po::value(&output), "the .tracetable directory to create")
@@ -134,18 +209,51 @@ int IngestMain(int argc, char** argv) {
        "threads parsing a JSON input (0: one per core); the table is the same at any count")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took")
-      ("no-memory-profile", "do not derive the memory profile (to measure what it costs)");
+      ("no-memory-profile", "do not derive the memory profile (to measure what it costs)")
+      ("shard-of", po::value(&run_flags.shard_of), "add the one input as a host's shard of this run")
+      ("host", po::value(&run_flags.host), "with --shard-of: the host's name (default: the file name "
+                                           "without extensions)")
+      ("regrid", po::value(&run_flags.regrid), "rebuild from their inputs the shards of this run that are not "
+                                              "on its summary grid (after hosts were added with --shard-of)")
+      ("run", "make a run (one shard per input) even from files or a one-host folder")
+      ("single-table", "make one table even from a folder of several hosts")
+      ("jobs", po::value(&run_flags.jobs)->default_value(1),
+       "shards built at once when making a run (the memory budget and --threads are split among them)")
+      ("origin-ns", po::value(&origin_ns), "relative time 0, absolute ns (default: the first timestamp; "
+                                            "a shard takes its run's)");
   po::variables_map vm;
   if (auto exit = ParseCommandLine("ingest", argc, argv, opts, &inputs, -1, &vm)) return *exit;
-  if (inputs.empty()) return Fail("ingest", "no input given (see --help)");
-  if (output.empty()) return Fail("ingest", "no output given: -o OUT.tracetable");
+  if (inputs.empty() && !vm.count("regrid")) return Fail("ingest", "no input given (see --help)");
+  if (output.empty() && !vm.count("shard-of") && !vm.count("regrid")) return Fail("ingest", "no output given: -o OUT.tracetable (or --shard-of RUN)");
   absl::StatusOr<uint64_t> budget_bytes = ParseSize(budget);
   if (!budget_bytes.ok()) return Fail("ingest", budget_bytes.status().message());
   if (*budget_bytes < (16ull << 20)) return Fail("ingest", "--memory-budget must be at least 16M");
   if (threads < 0) return Fail("ingest", "--threads must be 0 (one per core) or more");
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
+  if (vm.count("run") && vm.count("single-table")) return Fail("ingest", "--run and --single-table exclude each other");
+  if (run_flags.jobs < 1) return Fail("ingest", "--jobs must be 1 or more");
+  if (vm.count("origin-ns")) run_flags.origin_ns = origin_ns;
+  if (vm.count("regrid") && (!inputs.empty() || !output.empty() || !run_flags.shard_of.empty())) {
+    return Fail("ingest", "--regrid RUN takes no input, -o or --shard-of");
+  }
+  absl::StatusOr<std::vector<InputFile>> files =
+      vm.count("regrid") ? absl::StatusOr<std::vector<InputFile>>(std::vector<InputFile>{}) : ExpandInputs(inputs);
   if (!files.ok()) return Fail("ingest", files.status().message());
+  if (!run_flags.shard_of.empty() || !run_flags.regrid.empty() || MakesRun(inputs, *files, vm)) {
+    if (!run_flags.shard_of.empty() && !output.empty()) return Fail("ingest", "--shard-of and -o exclude each other");
+    if (vm.count("single-table") && !run_flags.shard_of.empty()) return Fail("ingest", "--shard-of makes a shard, not a table");
+    ShardOptions so;
+    so.memory_budget = *budget_bytes;
+    so.threads = threads;
+    so.strict = vm.count("strict") > 0;
+    so.memory_profile = vm.count("no-memory-profile") == 0;
+    so.force = vm.count("force") > 0;
+    so.stop = &g_stop;
+    std::signal(SIGINT, OnSignal);
+    std::signal(SIGTERM, OnSignal);
+    return IngestRunOrShard(inputs, *files, output, run_flags, so);
+  }
+  if (!run_flags.host.empty()) return Fail("ingest", "--host names the input of --shard-of");
 
   ProgressLine progress(!vm.count("quiet") && isatty(STDERR_FILENO));
   BuildOptions bo;
@@ -153,6 +261,7 @@ int IngestMain(int argc, char** argv) {
   bo.memory_budget = *budget_bytes;
   bo.overwrite = vm.count("force") > 0;
   bo.memory_profile = vm.count("no-memory-profile") == 0;
+  bo.origin_ns = run_flags.origin_ns;
   bo.stop = &g_stop;
   bo.progress = [&](std::string_view stage, double f) { progress.Stage(stage, f); };
   std::vector<std::string> leftovers;

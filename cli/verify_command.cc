@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
+#include "cli/run_info.h"
 #include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/levels.h"
@@ -230,13 +231,19 @@ class Verifier {
 }  // namespace
 
 int VerifyMain(int argc, char** argv) {
-  po::options_description opts("usage: tracetable verify TABLE\n\noptions");
+  po::options_description opts(
+      "usage: tracetable verify TABLE|RUN\n\n"
+      "A run: its manifest, then every shard whole and against its manifest entry; a missing\n"
+      "or corrupt shard is named by host.\n\noptions");
   opts.add_options()("help,h", "show this help");
   std::vector<std::string> args;
   po::variables_map vm;
   if (auto exit = ParseCommandLine("verify", argc, argv, opts, &args, 1, &vm)) return *exit;
   const std::string path = args.empty() ? "" : args[0];
   if (path.empty()) return Fail("verify", "no table given (see --help)");
+  if (IsRun(path)) {
+    return VerifyRun(path, [](const Table& shard) { return static_cast<uint64_t>(Verifier(shard).Run()); });
+  }
   // Not errors of the table, but disk it does not account for.
   for (const Leftover& l : FindLeftovers(path)) {
     std::cout << "leftover: " << l.path << " (pid " << l.pid

@@ -23,7 +23,8 @@ bool IsTraceFileName(const std::string& name) {
   return EndsWith(name, ".xplane.pb") || EndsWith(name, ".json") || EndsWith(name, ".json.gz");
 }
 
-// "host1.trace.json.gz" -> "host1", "10.0.0.1_6003.xplane.pb" -> "10.0.0.1_6003".
+}  // namespace
+
 std::string HostFromFileName(const std::string& path) {
   std::string name = fs::path(path).filename().string();
   for (std::string_view suffix : {".xplane.pb", ".json.gz", ".json", ".gz"}) {
@@ -35,8 +36,6 @@ std::string HostFromFileName(const std::string& path) {
   if (EndsWith(name, ".trace")) name.resize(name.size() - 6);
   return name;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& args) {
   std::vector<InputFile> out;

@@ -32,6 +32,10 @@ struct InputFile {
 // input's host is its file name without extensions.
 absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& args);
 
+// A host name from an input's file name: "host1.trace.json.gz" -> "host1",
+// "10.0.0.1_6003.xplane.pb" -> "10.0.0.1_6003".
+std::string HostFromFileName(const std::string& path);
+
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 // `strict`: a bad event or a truncated input fails the read instead of being
 // skipped and reported (Chrome JSON; see ingest/chrome_json/reader.h).

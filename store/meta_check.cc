@@ -20,7 +20,9 @@ absl::Status CheckTableMeta(std::string_view path, const proto::TableMeta& m) {
   if (!TimeOk(m.min_ts()) || !TimeOk(m.max_end()) || m.max_end() < m.min_ts()) {
     return CorruptTable(path, absl::StrCat("impossible time span [", m.min_ts(), ", ", m.max_end(), "] ps"));
   }
-  if (m.num_levels() != static_cast<uint32_t>(NumLevelsForSpan(m.max_end() - m.min_ts()))) {
+  // More levels than the span needs: a shard built on its run's grid.
+  if (m.num_levels() < static_cast<uint32_t>(NumLevelsForSpan(m.max_end() - m.min_ts())) ||
+      m.num_levels() > static_cast<uint32_t>(kMaxLevels)) {
     return CorruptTable(path, absl::StrCat(m.num_levels(), " levels for a span of ",
                                            m.max_end() - m.min_ts(), " ps"));
   }

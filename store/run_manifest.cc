@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/tracetable.pb.h"
+#include "store/replace_check.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -293,6 +294,29 @@ absl::StatusOr<RunManifest> ReadRunManifest(const std::string& run_path) {
   absl::StatusOr<RunManifest> m = DecodeRunManifest(bytes.str());
   if (!m.ok()) return absl::Status(m.status().code(), absl::StrCat(run_path, ": ", m.status().message()));
   return m;
+}
+
+absl::Status CheckRunReplaceable(const std::string& path) {
+  auto refuse = [&](std::string_view why) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": not replaced: ", Av(why), " (--force replaces only a run or a table)"));
+  };
+  if (!IsRun(path)) return refuse("not a run");
+  if (absl::StatusOr<RunManifest> m = ReadRunManifest(path); !m.ok()) return refuse(Sv(m.status().message()));
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == kRunFileName || name == kRunLockName) continue;
+    if (name != kRunShardsDir || !e.is_directory()) return refuse(absl::StrCat("it holds ", name));
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(path) / kRunShardsDir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (absl::StrContains(name, ".tracetable.tmp-")) continue;  // a shard ingest's temp folder
+    if (!absl::EndsWith(name, ".tracetable")) return refuse(absl::StrCat("it holds shards/", name));
+    if (absl::Status s = CheckReplaceable(e.path().string()); !s.ok()) return refuse(Sv(s.message()));
+  }
+  if (ec) return refuse(ec.message());
+  return absl::OkStatus();
 }
 
 absl::Status UpdateRunManifest(const std::string& run_path,

@@ -83,6 +83,11 @@ absl::Status UpdateRunManifest(const std::string& run_path,
 std::string EncodeRunManifest(const RunManifest& manifest);
 absl::StatusOr<RunManifest> DecodeRunManifest(std::string_view bytes);
 
+// OK if `path` is a run `ingest --force` may replace: RUN reads, and the
+// folder holds nothing but RUN, RUN.lock and shards/ with shard tables (and
+// the temporary folders of their ingests). FailedPrecondition otherwise.
+absl::Status CheckRunReplaceable(const std::string& path);
+
 // Sorts shards by (input_name, host): a single-table ingest of a folder reads
 // its inputs in path order.
 void SortShards(std::vector<RunShardInfo>* shards);

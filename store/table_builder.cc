@@ -680,8 +680,15 @@ absl::Status TableBuilder::DeriveMemoryProfile() {
 }
 
 absl::Status TableBuilder::WriteTiles() {
-  const int64_t span = max_end_ - min_ts_;
-  const int num_levels = NumLevelsForSpan(span);
+  int num_levels = NumLevelsForSpan(max_end_ - min_ts_);
+  // Summary bins are aligned at min_ts and stop at num_levels: a run's
+  // shards take the run's grid when their events fit in it.
+  if (const std::optional<TableGrid>& g = options_.grid;
+      g && min_ts_ >= g->min_ts && num_levels <= g->num_levels &&
+      NumLevelsForSpan(max_end_ - g->min_ts) <= g->num_levels) {
+    min_ts_ = g->min_ts;
+    num_levels = g->num_levels;
+  }
   meta_.set_num_levels(num_levels);
   TrackPoolOptions po;
   po.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));

@@ -55,6 +55,13 @@ class WriteBatch;
 
 namespace tracetable {
 
+// Where a table's summary bins lie: aligned at min_ts (relative ps), at
+// zoom levels 0..num_levels-1 (format/levels.h).
+struct TableGrid {
+  int64_t min_ts = 0;
+  int num_levels = 1;
+};
+
 struct BuildOptions {
   std::string output;                          // the .tracetable directory
   uint64_t memory_budget = uint64_t{1} << 30;  // bytes
@@ -74,6 +81,12 @@ struct BuildOptions {
   // so they share one time base; an input too far from it is shifted as the
   // inputs after the first are (docs/format.md, "Time").
   std::optional<int64_t> origin_ns;
+  // The grid to build on when every event fits in it (min_ts <= the first
+  // event, num_levels covering the last end from there); the table's own
+  // grid otherwise (its span decides). The table's min_ts is then the
+  // grid's. Shards of a run take the run's, so their summaries merge as one
+  // table's would (store/run_manifest.h).
+  std::optional<TableGrid> grid;
 };
 
 struct BuildStats {

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Runs of shards with real processes (docs/format.md, "Runs"): a folder of
+# hosts becomes a run whose shards match a single table of the same inputs;
+# --shard-of appends and replaces hosts; a missing or corrupt shard is named
+# by host while the others still verify; a damaged manifest is an error;
+# failed builds leave the run as it was; concurrent writers lose nothing.
+set -u
+tt=$1 gen=$2 shared=$3
+source "$(dirname "$0")/test_lib.sh"
+bg_pids=()
+cleanups+=('for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
+
+wait_for() {
+  for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
+  fail "timed out waiting for $1"
+  return 1
+}
+# jq-less JSON field access: field EXPR evaluated on info --json.
+info_field() { "$tt" info "$1" --json | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
+temps() { compgen -G "$1/shards/*.tmp-*" || true; compgen -G "$1.tmp-*" || true; compgen -G "$1/RUN.tmp-*" || true; }
+
+mkdir "$work/hosts"
+for i in 0 1 2 3; do
+  "$gen" --events 20000 --hosts 1 --devices 2 --seed $((i + 1)) --base-us $((1700000000000000 + i * 700)) \
+    -o "$work/hosts/host$i.json" >/dev/null 2>&1
+done
+
+# 1. A folder of several hosts is a run by default; --single-table is one table.
+r=$work/run.tracetable
+"$tt" ingest "$work/hosts" -o "$r" --jobs 2 -q 2>"$work/ingest.err" && ok || fail "ingest a run: $(cat "$work/ingest.err")"
+[ -f "$r/RUN" ] && [ -d "$r/shards/host0.tracetable" ] && ok || fail "no run layout: $(ls -R "$r")"
+"$tt" ingest "$work/hosts" -o "$work/single.tracetable" --single-table -q 2>/dev/null && ok || fail "--single-table"
+[ -f "$work/single.tracetable/TABLEFILES" ] && ok || fail "--single-table made no table"
+[ "$(info_field "$r" 'd["hosts"]')" = 4 ] && ok || fail "info of a run: $("$tt" info "$r")"
+for f in '["events"]' '["start_us"]' '["end_us"]'; do
+  [ "$(info_field "$r" "d$f")" = "$(info_field "$work/single.tracetable" "d$f")" ] && ok \
+    || fail "run and single table differ in $f"
+done
+[ "$(info_field "$r" '" ".join(s["host"] for s in d["shards"])')" = "host0 host1 host2 host3" ] && ok \
+  || fail "shard order is not input order"
+# Every shard on the single table's summary grid (start and levels).
+grid=$(info_field "$work/single.tracetable" 'd["start_us"], d["levels"]')
+for i in 0 1 2 3; do
+  [ "$(info_field "$r/shards/host$i.tracetable" 'd["start_us"], d["levels"]')" = "$grid" ] && ok \
+    || fail "shard host$i is not on the single table's grid"
+done
+"$tt" info "$r" | grep -q "run of 4 hosts" && ok || fail "info text: $("$tt" info "$r")"
+"$tt" verify "$r" >"$work/verify.out" && grep -q "^OK: run of 4 hosts" "$work/verify.out" && ok \
+  || fail "verify a run: $(cat "$work/verify.out")"
+# Each shard is an ordinary table.
+"$tt" verify "$r/shards/host2.tracetable" | grep -q "^OK" && ok || fail "verify a shard alone"
+"$tt" query "$r/shards/host2.tracetable" --resolution-us 100 >/dev/null 2>&1 && ok || fail "query a shard alone"
+# A one-host folder still makes a table; --run makes a run of it.
+mkdir "$work/one" && cp "$work/hosts/host0.json" "$work/one/"
+"$tt" ingest "$work/one" -o "$work/one.tracetable" -q 2>/dev/null && [ -f "$work/one.tracetable/TABLEFILES" ] && ok \
+  || fail "a one-host folder is not a table"
+"$tt" ingest "$work/one" -o "$work/one_run.tracetable" --run -q 2>/dev/null && [ -f "$work/one_run.tracetable/RUN" ] && ok \
+  || fail "--run"
+expect_fail "run exists" "already exists" "$tt" ingest "$work/hosts" -o "$r"
+expect_fail "two inputs of one host" "both host host0" "$tt" ingest "$work/hosts/host0.json" "$work/one/host0.json" \
+  -o "$work/dup.tracetable" --run
+
+# 2. --shard-of: a new run from one host, then appended hosts.
+a=$work/appended.tracetable
+"$tt" ingest "$work/hosts/host2.json" --shard-of "$a" -q 2>/dev/null && ok || fail "--shard-of a new run"
+for i in 0 1; do "$tt" ingest "$work/hosts/host$i.json" --shard-of "$a" -q 2>/dev/null && ok || fail "append host$i"; done
+[ "$(info_field "$a" '" ".join(s["host"] for s in d["shards"])')" = "host0 host1 host2" ] && ok || fail "appended order"
+[ "$(info_field "$a" 'd["events"]')" = "$(info_field "$r" 'd["shards"][0]["events"]+d["shards"][1]["events"]+d["shards"][2]["events"]')" ] \
+  && ok || fail "appended events differ from the folder's run"
+"$tt" verify "$a" | grep -q "^OK: run of 3 hosts" && ok || fail "verify appended run: $("$tt" verify "$a")"
+# Hosts appended one by one extend the span: --regrid puts them all on one grid.
+"$tt" ingest --regrid "$a" --jobs 2 -q 2>"$work/regrid.err" && ok || fail "--regrid: $(cat "$work/regrid.err")"
+grids=$(for i in 0 1 2; do info_field "$a/shards/host$i.tracetable" 'd["start_us"], d["levels"]'; done | sort -u)
+[ "$(wc -l <<<"$grids")" = 1 ] && [ "${grids%% *}" = "$(info_field "$a" 'd["start_us"]')" ] && ok \
+  || fail "after --regrid the shards are not on one grid at the run's start: $grids"
+"$tt" ingest --regrid "$a" -q 2>"$work/regrid.err" && grep -q "^0 shard" "$work/regrid.err" && ok || fail "a second --regrid rebuilt: $(cat "$work/regrid.err")"
+"$tt" verify "$a" | grep -q "^OK: run of 3 hosts" && ok || fail "verify after --regrid"
+"$tt" ingest "$work/hosts/host3.json" --shard-of "$a" --host "rack 7/host3" -q 2>/dev/null && ok || fail "--host"
+[ -d "$a/shards/rack%207%2fhost3.tracetable" ] && ok || fail "escaped shard folder: $(ls "$a/shards")"
+expect_fail "--shard-of into a table" "not a run" "$tt" ingest "$work/hosts/host3.json" --shard-of "$work/single.tracetable"
+expect_fail "--shard-of with -o" "exclude each other" "$tt" ingest "$work/hosts/host3.json" --shard-of "$a" -o "$work/x"
+expect_fail "--shard-of a folder" "one input file" "$tt" ingest "$work/hosts" --shard-of "$a"
+
+# 3. Replacing a shard: only with --force; the manifest follows.
+expect_fail "replace without --force" "host host1 already has a shard" "$tt" ingest "$work/hosts/host1.json" --shard-of "$a"
+old_id=$(info_field "$a" '[s["table_id"] for s in d["shards"] if s["host"]=="host1"][0]')
+old_gen=$(info_field "$a" 'd["generation"]')
+"$tt" ingest "$work/hosts/host3.json" --shard-of "$a" --host host1 --force -q 2>/dev/null && ok || fail "replace host1"
+new_id=$(info_field "$a" '[s["table_id"] for s in d["shards"] if s["host"]=="host1"][0]')
+[ "$old_id" != "$new_id" ] && [ "$(info_field "$a" 'd["generation"]')" -gt "$old_gen" ] && ok || fail "replace did not change the entry"
+[ "$(info_field "$a" 'len(d["shards"])')" = 4 ] && ok || fail "replace changed the host count"
+"$tt" verify "$a" | grep -q "^OK" && ok || fail "verify after replace"
+[ -z "$(temps "$a")" ] && ok || fail "temp files left: $(temps "$a")"
+
+# 4. A failed shard build leaves the run as it was, and no half shard.
+cp "$a/RUN" "$work/RUN.before"
+printf '{"traceEvents":[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a"},{"ph":"X","ts":"bad"}]}' >"$work/bad.json"
+expect_fail "failed --shard-of" "bad.json" "$tt" ingest "$work/bad.json" --shard-of "$a" --host host1 --force --strict
+cmp -s "$a/RUN" "$work/RUN.before" && ok || fail "a failed shard build changed the manifest"
+[ "$(info_field "$a" '[s["table_id"] for s in d["shards"] if s["host"]=="host1"][0]')" = "$new_id" ] && ok || fail "old shard lost"
+"$tt" verify "$a" | grep -q "^OK" && ok || fail "verify after a failed build"
+[ -z "$(temps "$a")" ] && ok || fail "a failed build left $(temps "$a")"
+expect_fail "failed --shard-of of a new run" "bad.json" "$tt" ingest "$work/bad.json" --shard-of "$work/new.tracetable" --strict
+[ ! -e "$work/new.tracetable" ] && ok || fail "a failed new run left $(ls -R "$work/new.tracetable")"
+# A folder run with one bad host: nothing at OUT, the host named.
+mkdir "$work/badhosts" && cp "$work/hosts/host0.json" "$work/hosts/host1.json" "$work/bad.json" "$work/badhosts/"
+expect_fail "a run with a bad host" "host bad (" "$tt" ingest "$work/badhosts" -o "$work/badrun.tracetable" --strict --jobs 2
+[ ! -e "$work/badrun.tracetable" ] && [ -z "$(compgen -G "$work/badrun.tracetable.tmp-*")" ] && ok || fail "a failed run left files"
+
+# 5. Missing and corrupt shards are named by host; the others still verify.
+cp -r "$r" "$work/damaged.tracetable"
+d=$work/damaged.tracetable
+rm -rf "$d/shards/host1.tracetable"
+"$tt" verify "$d" >"$work/verify.out" && fail "verify passed a run missing a shard" || ok
+grep -q "^host host1 .*shard missing" "$work/verify.out" && ok || fail "missing shard not named: $(cat "$work/verify.out")"
+[ "$(grep -c "^host host[023] .*OK" "$work/verify.out")" = 3 ] && ok || fail "other hosts not verified: $(cat "$work/verify.out")"
+ldb=$(ls "$d"/shards/host2.tracetable/*.ldb | head -1)
+python3 - "$ldb" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+for i in range(100, len(b) - 100, 997):
+    b[i] ^= 0x5a
+open(p, 'wb').write(b)
+PY
+"$tt" verify "$d" >"$work/verify.out" && fail "verify passed a corrupt shard" || ok
+grep -q "^host host2 .*\(corrupt\|error\)" "$work/verify.out" && ok || fail "corrupt shard not named: $(cat "$work/verify.out")"
+grep -q "^FAILED: run of 4 hosts.* 2 bad shard" "$work/verify.out" && ok || fail "verify summary: $(cat "$work/verify.out")"
+"$tt" query "$d/shards/host3.tracetable" --resolution-us 100 >/dev/null 2>&1 && ok || fail "a sound shard of a damaged run"
+# A shard whose table does not match its entry (swapped for another host's).
+cp -r "$r" "$work/swapped.tracetable"
+rm -rf "$work/swapped.tracetable/shards/host0.tracetable"
+cp -r "$r/shards/host3.tracetable" "$work/swapped.tracetable/shards/host0.tracetable"
+"$tt" verify "$work/swapped.tracetable" >"$work/verify.out" && fail "verify passed a swapped shard" || ok
+grep -q "^host host0 .*does not match the manifest: table_id" "$work/verify.out" && ok || fail "swap not found: $(cat "$work/verify.out")"
+
+# 6. A damaged manifest is an error from every command, and never rewritten.
+cp -r "$r" "$work/badrun2.tracetable"
+m=$work/badrun2.tracetable
+python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[-3]^=1; open(p,'wb').write(b)" "$m/RUN"
+cp "$m/RUN" "$work/RUN.bad"
+expect_fail "info of a damaged manifest" "corrupt run manifest" "$tt" info "$m"
+"$tt" verify "$m" >"$work/verify.out" && fail "verify passed a damaged manifest" || ok
+grep -q "corrupt run manifest" "$work/verify.out" && ok || fail "verify: $(cat "$work/verify.out")"
+expect_fail "--shard-of into a damaged manifest" "corrupt run manifest" \
+  "$tt" ingest "$work/hosts/host3.json" --shard-of "$m" --host extra
+cmp -s "$m/RUN" "$work/RUN.bad" && ok || fail "a writer replaced a damaged manifest"
+expect_fail "--force over a damaged run" "corrupt run manifest" "$tt" ingest "$work/hosts" -o "$m" --force
+
+# 7. --force replaces a run, and nothing that is not one.
+"$tt" ingest "$work/hosts" -o "$r" --force -q 2>/dev/null && ok || fail "--force over a run"
+"$tt" verify "$r" | grep -q "^OK: run of 4 hosts" && ok || fail "verify the replaced run"
+mkdir "$work/notes" && echo keep >"$work/notes/x.txt"
+expect_fail "--force over a folder" "not a run" "$tt" ingest "$work/hosts" -o "$work/notes" --force
+[ -f "$work/notes/x.txt" ] && ok || fail "--force touched a folder"
+echo keep >"$r/README"
+expect_fail "--force over a run with a foreign file" "holds README" "$tt" ingest "$work/hosts" -o "$r" --force
+[ -f "$r/README" ] && ok || fail "--force removed a foreign file"
+
+# 8. Four writers of different hosts at once into a new run lose nothing.
+c=$work/concurrent.tracetable
+pids=()
+for i in 0 1 2 3; do
+  "$tt" ingest "$work/hosts/host$i.json" --shard-of "$c" -q 2>"$work/w$i.err" &
+  pids+=($!)
+done
+for i in 0 1 2 3; do wait "${pids[$i]}" && ok || fail "concurrent writer $i: $(cat "$work/w$i.err")"; done
+[ "$(info_field "$c" '" ".join(s["host"] for s in d["shards"])')" = "host0 host1 host2 host3" ] && ok \
+  || fail "concurrent writers lost a host: $("$tt" info "$c")"
+"$tt" verify "$c" | grep -q "^OK: run of 4 hosts" && ok || fail "verify after concurrent writers: $("$tt" verify "$c")"
+[ -z "$(temps "$c")" ] && ok || fail "concurrent writers left $(temps "$c")"
+
+# 9. Two writers of one host: the second is refused while the first writes;
+# the first's shard is the one entered.
+mkfifo "$work/slow.json"
+"$tt" ingest "$work/slow.json" --shard-of "$c" --host host1 --force -q 2>"$work/slow.err" &
+spid=$!
+bg_pids+=("$spid")
+wait_for "$c/shards/host1.tracetable.tmp-$spid-spill/LOCK"
+expect_fail "second writer of one host" "being written by another ingest (pid $spid)" \
+  "$tt" ingest "$work/hosts/host0.json" --shard-of "$c" --host host1 --force
+cat "$work/hosts/host3.json" >"$work/slow.json"
+wait "$spid" && ok || fail "the first writer failed: $(cat "$work/slow.err")"
+[ "$(info_field "$c" '[s["input"] for s in d["shards"] if s["host"]=="host1"][0]')" = "$work/slow.json" ] && ok \
+  || fail "the entry is not the first writer's"
+"$tt" verify "$c" | grep -q "^OK: run of 4 hosts" && ok || fail "verify after two writers of one host"
+[ -z "$(temps "$c")" ] && ok || fail "two writers left $(temps "$c")"
+
+finish
