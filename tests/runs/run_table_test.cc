@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "cli/run_ingest.h"
 #include "ingest/input.h"
 #include "query/export.h"
 #include "query/serve/api.h"
@@ -503,6 +504,38 @@ TEST_F(RunTableTest, RunFolderOpensAsOneTable) {
   absl::StatusOr<std::unique_ptr<Table>> damaged = Table::Open(run);
   EXPECT_FALSE(damaged.ok());
   EXPECT_NE(damaged.status().message().find("corrupt run manifest"), std::string::npos) << damaged.status();
+}
+
+// Runs made by the ingest (cli/run_ingest.h): a folder of hosts with other
+// spans (shards rebuilt on the run's grid), and the same hosts added one by
+// one with --shard-of then --regrid. Every answer, at every resolution,
+// equals one table's.
+TEST_F(RunTableTest, IngestedRunsAnswerAsOneTableAtEveryResolution) {
+  MakeInputs(5, 8, /*common_span=*/false);
+  absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
+  ASSERT_TRUE(inputs.ok());
+  const std::string folder_run = (dir_ / "folder.tracetable").string();
+  absl::StatusOr<RunManifest> made = cli::IngestRun(*inputs, folder_run, 2, std::nullopt, {}, [](const auto&) {});
+  ASSERT_TRUE(made.ok()) << made.status();
+  const std::string added_run = (dir_ / "added.tracetable").string();
+  // The first host first: a run created by --shard-of takes its first
+  // timestamp as origin, as one table of the folder does (others would only
+  // move relative times: summary uids and cursors, not what they name).
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    absl::StatusOr<cli::ShardResult> r = cli::IngestShardOf((*inputs)[i], added_run, "", std::nullopt, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  ASSERT_TRUE(cli::RegridRun(added_run, 2, {}, [](const auto&) {}).ok());
+  for (const std::string& run : {folder_run, added_run}) {
+    SCOPED_TRACE(run);
+    absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+    absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+    ASSERT_TRUE(one.ok() && opened.ok()) << opened.status();
+    std::vector<serve::NamedTable> ones, runs;
+    ones.push_back(serve::NamedTable{"t", std::move(*one)});
+    runs.push_back(serve::NamedTable{"t", std::move(*opened)});
+    ExpectSameAnswers(ones, runs, dir_);
+  }
 }
 
 }  // namespace
