@@ -206,7 +206,7 @@ int IngestMain(int argc, char** argv) {
       ("strict", "fail on the first bad event or truncated input instead of skipping it "
                  "(by default bad events are skipped, counted and reported at the end)")
       ("threads", po::value(&threads)->default_value(0),
-       "threads parsing a JSON input (0: one per core); the table is the same at any count")
+       "threads reading several inputs at once and parsing a JSON input (0: one per core); the table is the same at any count")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took")
       ("no-memory-profile", "do not derive the memory profile (to measure what it costs)")

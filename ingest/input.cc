@@ -1,7 +1,10 @@
 #include "ingest/input.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -76,37 +79,107 @@ absl::StatusOr<std::vector<InputFile>> ExpandInputs(const std::vector<std::strin
   return out;
 }
 
+namespace {
+
+// One input of a parallel read: its own queue, so inputs read at once never
+// interleave, and the builder applies them one after another.
+struct InputRead {
+  PipelineQueue queue;
+  absl::Status status;
+  std::atomic<uint64_t> done{0};
+};
+
+// Reads `in` into `r->queue`, parsing on `threads` (see ReadInputsOptions).
+void ReadOne(const InputFile& in, InputRead* r, int threads, const ReadInputsOptions& options,
+             const std::function<void()>& progress) {
+  InputClock clock;
+  ProducerSink sink(&r->queue, &clock);
+  std::unique_ptr<chrome_json::ParallelRuns> parallel;
+  if (threads > 1 && in.kind == InputFile::Kind::kChromeJson) {
+    parallel = std::make_unique<chrome_json::ParallelRuns>(
+        &r->queue, &clock, &sink, chrome_json::ParallelOptions{threads, options.run_bytes});
+  }
+  r->status = ReadInput(in, &sink, [&](uint64_t done, uint64_t) {
+    r->done.store(done, std::memory_order_relaxed);
+    progress();
+  }, options.strict, parallel.get());
+  if (!r->status.ok()) r->queue.Fail(r->status);
+  parallel.reset();  // its threads are done with the queue
+  sink.Close();
+  r->queue.Finish();
+}
+
+}  // namespace
+
 absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
                         const ProgressFn& progress, const ReadInputsOptions& options) {
-  PipelineQueue queue;
+  const size_t n = inputs.size();
+  // Several inputs share the threads: each is read (and parsed) by one, or
+  // by a few when there are more threads than inputs.
+  const size_t readers = std::clamp<size_t>(static_cast<size_t>(std::max(options.threads, 1)), 1, std::max<size_t>(n, 1));
+  const int parse_threads = std::max(1, options.threads / static_cast<int>(readers));
+  // Inputs read ahead of the one being applied wait in their queues (at most
+  // a few batches each, their readers then block): bound how many.
+  const size_t window = readers + 1;
+  std::vector<std::unique_ptr<InputRead>> reads;
+  for (size_t i = 0; i < n; ++i) reads.push_back(std::make_unique<InputRead>());
   uint64_t total = 0;
   for (const InputFile& f : inputs) total += f.bytes;
-  absl::Status read_status;
-  std::thread reader([&] {
-    uint64_t base = 0;
-    for (size_t i = 0; i < inputs.size() && read_status.ok(); ++i) {
-      InputClock clock;
-      ProducerSink sink(&queue, &clock);
-      std::unique_ptr<chrome_json::ParallelRuns> parallel;
-      if (options.threads > 1 && inputs[i].kind == InputFile::Kind::kChromeJson) {
-        parallel = std::make_unique<chrome_json::ParallelRuns>(
-            &queue, &clock, &sink, chrome_json::ParallelOptions{options.threads, options.run_bytes});
-      }
-      read_status = ReadInput(inputs[i], &sink, [&](uint64_t done, uint64_t) {
-        if (progress) progress(base + done, total);
-      }, options.strict, parallel.get());
-      if (!read_status.ok()) queue.Fail(read_status);
-      parallel.reset();  // its threads are done with the queue
-      sink.Close();
-      base += inputs[i].bytes;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next = 0, applying = 0;
+  bool stop = false;
+  std::mutex progress_mu;  // progress is called from every reading thread
+  auto report = [&] {
+    if (!progress) return;
+    uint64_t done = 0;
+    for (size_t i = 0; i < n; ++i) {
+      done += reads[i]->done.load(std::memory_order_relaxed);
     }
-    queue.Finish();
-  });
-  absl::Status build_status = queue.Drain(builder);
-  reader.join();
-  if (!read_status.ok()) return read_status;
+    std::lock_guard<std::mutex> lock(progress_mu);
+    progress(done, total);
+  };
+  auto read_loop = [&] {
+    for (;;) {
+      size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stop || next >= n || next < applying + window; });
+        if (stop || next >= n) return;
+        i = next++;
+      }
+      ReadOne(inputs[i], reads[i].get(), parse_threads, options, report);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < readers; ++t) threads.emplace_back(read_loop);
+  // Inputs are applied in order whoever read them, so the table is the one
+  // a sequential read gives.
+  absl::Status build_status;
+  size_t last = 0;
+  for (; last < n; ++last) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      applying = last;
+      cv.notify_all();
+    }
+    build_status = reads[last]->queue.Drain(builder);
+    if (!build_status.ok()) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+    cv.notify_all();
+  }
+  // Inputs after a failed one are never applied: their readers stop at their next Add().
+  for (size_t i = last + 1; i < n; ++i) reads[i]->queue.Fail(absl::CancelledError("an earlier input failed"));
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i <= last && i < n; ++i) {
+    if (!reads[i]->status.ok()) return reads[i]->status;
+  }
   if (!build_status.ok()) return build_status;
-  for (size_t i = 0; i < inputs.size(); ++i) builder->SetInputBytesOf(static_cast<int>(i), inputs[i].bytes);
+  for (size_t i = 0; i < n; ++i) builder->SetInputBytesOf(static_cast<int>(i), inputs[i].bytes);
   return absl::OkStatus();
 }
 

@@ -45,19 +45,23 @@ absl::Status ReadInput(const InputFile& input, EventSink* sink, const ProgressFn
 
 struct ReadInputsOptions {
   bool strict = false;
-  // Threads parsing one Chrome JSON input; 1 parses on the reading thread.
-  // The table is the same at every count.
+  // Threads reading the inputs: with several inputs, up to `threads` of them
+  // are read at once (each parsed on threads / inputs-at-once threads); one
+  // Chrome JSON input is parsed on all of them. 1 reads and parses on one
+  // thread. The table is the same at every count.
   int threads = 1;
   // Bytes of events per parallel run; 0 chooses (a test hook).
   size_t run_bytes = 0;
 };
 
-// Reads every input into `builder`: one thread reads (inputs one after
-// another, so tables are deterministic) and parses, or hands runs of events
-// to `threads` parsing threads; the calling thread builds, applying the
-// parsed calls in input order. `progress` gets bytes done over all inputs
-// and is called on the reading thread. The first failure wins; the builder
-// is then unusable.
+// Reads every input into `builder`. Inputs are read on up to
+// `options.threads` threads at once, a few inputs ahead of the builder, each
+// into its own queue; the calling thread builds, applying each input's
+// parsed calls whole and in input order, so the table is the same bytes as
+// a one-thread read. `progress` gets bytes done over all inputs (called on
+// the reading threads, one call at a time). The first failure in input
+// order wins (inputs after it are not applied); the builder is then
+// unusable.
 absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* builder,
                         const ProgressFn& progress, const ReadInputsOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/event.h"
+#include "query/tile_pack.h"
 
 namespace tracetable {
 namespace {
@@ -96,6 +97,10 @@ absl::StatusOr<WindowResult> QueryTile(const Table& table, const TileRequest& re
     return absl::OutOfRangeError(absl::StrCat("tile ", request.k, " is outside the table (0..",
                                               span / TileWidth(request.level), ")"));
   }
+  if (request.version != kTileVersion && request.version != kTileCompactVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("layout version must be ", kTileVersion, " or ",
+                                                   kTileCompactVersion));
+  }
   if (request.tracks.empty() || request.tracks.size() > kMaxTileTracks) {
     return absl::InvalidArgumentError(absl::StrCat("a tile holds 1..", kMaxTileTracks, " tracks"));
   }
@@ -105,7 +110,7 @@ absl::StatusOr<WindowResult> QueryTile(const Table& table, const TileRequest& re
 std::string TileETag(const Table& table, const TileRequest& request) {
   std::vector<uint32_t> tracks = request.tracks;
   std::sort(tracks.begin(), tracks.end());
-  std::string key = absl::StrCat(table.identity(), "\n", kTileVersion, "\n", request.level, "\n",
+  std::string key = absl::StrCat(table.identity(), "\n", request.version, "\n", request.level, "\n",
                                  request.k, "\n");
   for (uint32_t t : tracks) absl::StrAppend(&key, t, ",");
   // Two independent 64-bit hashes: 128 bits make a collision between two
@@ -197,10 +202,16 @@ absl::StatusOr<std::string> EncodeTileAnswer(const Table& table, const TileReque
   for (uint32_t s : string_ids) w.Put(static_cast<uint32_t>(table.String(s).size()));
   for (uint32_t s : string_ids) out.append(table.String(s));
   w.Align();
+  if (request.version == kTileCompactVersion) return PackTileAnswer(out);
   return out;
 }
 
 absl::StatusOr<DecodedTile> DecodeTileAnswer(std::string_view bytes) {
+  if (bytes.size() >= 8 && static_cast<uint8_t>(bytes[4]) == kTileCompactVersion) {
+    absl::StatusOr<std::string> v1 = UnpackTileAnswer(bytes);
+    if (!v1.ok()) return v1.status();
+    return DecodeTileAnswer(*v1);
+  }
   auto bad = [](std::string_view what) {
     return absl::DataLossError(absl::StrCat("damaged tile answer: ", Av(what)));
   };

@@ -42,6 +42,7 @@ struct TileRequest {
   int level = 0;   // z
   int64_t k = 0;   // tile index from the table's start
   std::vector<uint32_t> tracks;  // at least one, at most kMaxTileTracks
+  uint32_t version = kTileVersion;  // layout: 1 aligned, 2 compact (tile_pack.h)
 };
 
 // The window request a tile answers (relative ps).
@@ -67,10 +68,12 @@ struct DecodedTile {
 };
 
 // The binary answer for `result` (items sorted by track, as QueryWindow
-// returns them). Fails if a count does not fit its column.
+// returns them) in the request's layout version. Fails if a count does not
+// fit its column.
 absl::StatusOr<std::string> EncodeTileAnswer(const Table& table, const TileRequest& request,
                                              const WindowResult& result);
 
+// Reads either layout version.
 absl::StatusOr<DecodedTile> DecodeTileAnswer(std::string_view bytes);
 
 }  // namespace tracetable

@@ -3,12 +3,18 @@
 // spilled as a run to a temporary file; Merge() then streams all runs and the
 // buffer in order with a k-way merge. Temporary files are removed when the
 // sorter dies. Record must be trivially copyable.
+//
+// Less is a function pointer by default; a hot sorter names a comparison
+// type instead (e.g. LessFn<TrackTimeLess>), so std::sort and the merge
+// inline it rather than call through a pointer per comparison.
 #ifndef TRACETABLE_STORE_EXTERNAL_SORTER_H_
 #define TRACETABLE_STORE_EXTERNAL_SORTER_H_
 
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
+#include <concepts>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -72,31 +78,87 @@ inline void AdviseHugePages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+// An order that is exactly the order of a 64-bit key of the record (its type
+// has `static uint64_t Key(const Record&)`, and records with equal keys are
+// equal) is sorted by radix: a few linear passes instead of n log n
+// comparisons (search postings: 824k of them at 1M events, 3% of an ingest
+// in std::sort).
+template <typename Less, typename Record>
+concept RadixOrder = requires(const Record& r) {
+  { Less::Key(r) } -> std::convertible_to<uint64_t>;
+};
+
+// LSD radix sort by bytes of the key, skipping bytes all keys share. Needs a
+// scratch copy of the range while it sorts.
+template <typename Less, typename Record>
+void RadixSort(Record* data, size_t n) {
+  if (n < 2) return;
+  std::vector<std::array<size_t, 256>> counts(8);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t k = Less::Key(data[i]);
+    for (int d = 0; d < 8; ++d) ++counts[d][(k >> (8 * d)) & 0xFF];
+  }
+  std::vector<Record> scratch(n);
+  Record* src = data;
+  Record* dst = scratch.data();
+  for (int d = 0; d < 8; ++d) {
+    if (std::find(counts[d].begin(), counts[d].end(), n) != counts[d].end()) continue;
+    std::array<size_t, 256> pos;
+    size_t sum = 0;
+    for (int b = 0; b < 256; ++b) {
+      pos[b] = sum;
+      sum += counts[d][b];
+    }
+    for (size_t i = 0; i < n; ++i) dst[pos[(Less::Key(src[i]) >> (8 * d)) & 0xFF]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != data) std::memcpy(static_cast<void*>(data), src, n * sizeof(Record));
+}
+
+template <typename Record, typename Less>
+void SortRange(Record* first, Record* last, Less less) {
+  if constexpr (RadixOrder<Less, Record>) {
+    RadixSort<Less>(first, static_cast<size_t>(last - first));
+  } else {
+    std::sort(first, last, less);
+  }
+}
+
 // Sorts the two halves of `v` on two threads and returns where the second
 // starts. The halves are merged by the k-way merge like any other runs, so
 // no n/2 temporary buffer is needed.
 template <typename Record, typename Less>
 size_t SortHalves(std::vector<Record>* v, Less less) {
+  Record* begin = v->data();
+  Record* end = begin + v->size();
   if (v->size() < (1u << 16)) {
-    std::sort(v->begin(), v->end(), less);
+    SortRange(begin, end, less);
     return v->size();
   }
   const size_t half = v->size() / 2;
-  auto mid = v->begin() + static_cast<std::ptrdiff_t>(half);
-  std::thread first([&] { std::sort(v->begin(), mid, less); });
-  std::sort(mid, v->end(), less);
+  Record* mid = begin + half;
+  std::thread first([&] { SortRange(begin, mid, less); });
+  SortRange(mid, end, less);
   first.join();
   return half;
 }
 
 }  // namespace sorter_internal
 
-template <typename Record>
+// A comparison function as a type (see the header comment).
+template <auto kLess>
+struct LessFn {
+  template <typename Record>
+  bool operator()(const Record& a, const Record& b) const {
+    return kLess(a, b);
+  }
+};
+
+template <typename Record, typename Less = bool (*)(const Record&, const Record&)>
 class ExternalSorter {
   static_assert(std::is_trivially_copyable_v<Record>);
 
  public:
-  using Less = bool (*)(const Record&, const Record&);
   // Holds at most `max_records` in memory; more spill a sorted run.
   ExternalSorter(std::string temp_prefix, Less less, size_t max_records)
       : temp_prefix_(std::move(temp_prefix)), less_(less),
@@ -147,9 +209,11 @@ class ExternalSorter {
   // Calls fn for every record in order. `read_budget` bounds the bytes of
   // read buffers across runs. The sorter is empty afterwards, and can be
   // filled again.
-  absl::Status Merge(size_t read_budget, const std::function<absl::Status(const Record&)>& fn) {
+  template <typename Fn>
+  absl::Status Merge(size_t read_budget, Fn&& fn) {
     using namespace sorter_internal;
     const size_t mid = SortHalves(&buffer_, less_);
+    if (runs_.empty()) return MergeHalves(mid, fn);
     std::vector<std::unique_ptr<RunReader<Record>>> readers;
     if (!runs_.empty()) {
       const size_t per_run =
@@ -198,6 +262,24 @@ class ExternalSorter {
   }
 
  private:
+  // Everything fit in memory: a plain two-way merge of the buffer's halves
+  // (most ingests; the heap below costs several comparisons per record).
+  template <typename Fn>
+  absl::Status MergeHalves(size_t mid, Fn& fn) {
+    const Record* a = buffer_.data();
+    const Record* a_end = a + mid;
+    const Record* b = a_end;
+    const Record* b_end = buffer_.data() + buffer_.size();
+    while (a != a_end || b != b_end) {
+      // Ties go to the first half, as the heap's order of sources does.
+      const bool take_b = a == a_end || (b != b_end && less_(*b, *a));
+      if (absl::Status s = fn(take_b ? *b++ : *a++); !s.ok()) return s;
+    }
+    spilled_ = 0;
+    buffer_.clear();
+    return absl::OkStatus();
+  }
+
   std::string temp_prefix_;
   Less less_;
   size_t max_records_;

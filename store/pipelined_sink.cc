@@ -69,7 +69,7 @@ uint32_t ProducerSink::Intern(std::string_view s) {
   if (it != strings_.end()) return it->second;
   const uint32_t id = static_cast<uint32_t>(strings_.size());
   strings_.emplace(std::string(s), id);
-  Push(Op::kString).a = std::string(s);  // the consumer learns ids in order
+  Push(Op::kString).a.assign(s.data(), s.size());  // the consumer learns ids in order
   return id;
 }
 
@@ -167,7 +167,8 @@ absl::Status ProducerSink::Add(const Event& event) {
   Op& op = Push(Op::kEvent);
   op.event = event;
   op.event.args_json = {};
-  if (!event.args_json.empty()) op.c = std::string(event.args_json);
+  // assign, not a new string: the Op's string keeps its capacity (see Batch).
+  if (!event.args_json.empty()) op.c.assign(event.args_json.data(), event.args_json.size());
   // Checked once per batch: a failed consumer stops the reader soon.
   if (batch_->used == 1) return queue_->failure();
   return absl::OkStatus();

@@ -14,14 +14,10 @@ namespace {
 // common name decodes little it does not need.
 constexpr size_t kChunkPostings = 1024;
 
-bool PostingLess(const SearchIndexWriter::Posting& a, const SearchIndexWriter::Posting& b) {
-  return std::tie(a.name, a.tile) < std::tie(b.name, b.tile);
-}
-
 }  // namespace
 
 SearchIndexWriter::SearchIndexWriter(std::string spill_prefix, size_t memory_bytes)
-    : sorter_(std::make_unique<ExternalSorter<Posting>>(std::move(spill_prefix), PostingLess,
+    : sorter_(std::make_unique<ExternalSorter<Posting, PostingOrder>>(std::move(spill_prefix), PostingOrder{},
                                                         memory_bytes / sizeof(Posting))) {}
 
 absl::Status SearchIndexWriter::AddTile(const TileKey& key, int64_t tile_start,

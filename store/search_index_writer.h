@@ -69,7 +69,13 @@ class SearchIndexWriter {
                               proto::SearchIndexInfo* info);
 
   std::mutex mu_;  // guards sorter_ and tiles_ during AddTile
-  std::unique_ptr<ExternalSorter<Posting>> sorter_;
+  // By name, then tile: the order of one 64-bit key, so the sorter sorts by
+  // radix (external_sorter.h).
+  struct PostingOrder {
+    static uint64_t Key(const Posting& p) { return uint64_t{p.name} << 32 | p.tile; }
+    bool operator()(const Posting& a, const Posting& b) const { return Key(a) < Key(b); }
+  };
+  std::unique_ptr<ExternalSorter<Posting, PostingOrder>> sorter_;
   std::vector<Tile> tiles_;
 };
 

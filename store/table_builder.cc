@@ -142,13 +142,13 @@ absl::Status TableBuilder::Open() {
   // LevelDB write buffer, pipeline batches, strings (100M events: peak RSS
   // within budget + 200 MB, bench/results).
   const size_t records = options_.memory_budget / sizeof(SortRecord);
-  main_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/main", TrackTimeLess,
+  main_ = std::make_unique<ExternalSorter<SortRecord, LessFn<TrackTimeLess>>>(temp_dir_ + "-spill/main", LessFn<TrackTimeLess>{},
                                            records / 4 * 3);
-  match_ = std::make_unique<ExternalSorter<SortRecord>>(temp_dir_ + "-spill/match", MatchLess,
+  match_ = std::make_unique<ExternalSorter<SortRecord, LessFn<MatchLess>>>(temp_dir_ + "-spill/match", LessFn<MatchLess>{},
                                             records / 8);
   // Few traces have thread time; those that do have it on most events.
-  thread_times_ = std::make_unique<ExternalSorter<ThreadTimeRecord>>(
-      temp_dir_ + "-spill/thread-time", IdLess, options_.memory_budget / 32 / sizeof(ThreadTimeRecord));
+  thread_times_ = std::make_unique<ExternalSorter<ThreadTimeRecord, LessFn<IdLess>>>(
+      temp_dir_ + "-spill/thread-time", LessFn<IdLess>{}, options_.memory_budget / 32 / sizeof(ThreadTimeRecord));
   // Postings (8 bytes each) spill beyond this share.
   search_index_ = std::make_unique<SearchIndexWriter>(temp_dir_ + "-spill/search",
                                                       options_.memory_budget / 32);
@@ -448,13 +448,22 @@ absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
     if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
   }
   args_block_ = block;
-  args_.push_back(ArgsEntry{static_cast<uint32_t>(id - (block << kArgsBlockShift)), std::string(json)});
+  // The text goes into a string of an earlier block, whose capacity
+  // usually holds it: no allocation per event.
+  std::string text;
+  if (!spare_args_.empty()) {
+    text = std::move(spare_args_.back());
+    spare_args_.pop_back();
+  }
+  text.assign(json.data(), json.size());
+  args_.push_back(ArgsEntry{static_cast<uint32_t>(id - (block << kArgsBlockShift)), std::move(text)});
   return absl::OkStatus();
 }
 
 absl::Status TableBuilder::FlushArgsBlock() {
   if (args_.empty()) return absl::OkStatus();
   std::string value = EncodeArgsBlock(args_);
+  for (ArgsEntry& e : args_) spare_args_.push_back(std::move(e.json));
   args_.clear();
   return Put(ArgsBlockKey(args_block_), std::move(value));
 }

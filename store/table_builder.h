@@ -174,9 +174,9 @@ class TableBuilder : public EventSink {
   std::unique_ptr<leveldb::DB> db_;
   std::unique_ptr<leveldb::WriteBatch> batch_;
   size_t batch_bytes_ = 0;
-  std::unique_ptr<ExternalSorter<SortRecord>> main_;
-  std::unique_ptr<ExternalSorter<SortRecord>> match_;
-  std::unique_ptr<ExternalSorter<ThreadTimeRecord>> thread_times_;
+  std::unique_ptr<ExternalSorter<SortRecord, LessFn<TrackTimeLess>>> main_;
+  std::unique_ptr<ExternalSorter<SortRecord, LessFn<MatchLess>>> match_;
+  std::unique_ptr<ExternalSorter<ThreadTimeRecord, LessFn<IdLess>>> thread_times_;
   std::unique_ptr<SearchIndexWriter> search_index_;
   std::unique_ptr<FlowIndexWriter> flow_index_;
   std::unique_ptr<MemoryProfileBuilder> memory_;
@@ -213,6 +213,7 @@ class TableBuilder : public EventSink {
   std::atomic<uint64_t> events_added_{0};
   uint64_t args_block_ = 0;       // block of `args_`
   std::vector<ArgsEntry> args_;   // arguments of the block being filled
+  std::vector<std::string> spare_args_;  // texts of flushed blocks, reused (at most one block's)
   std::array<uint64_t, 32> kind_counts_{};  // by EventKind
   std::vector<uint64_t> input_events_;
   BuildStats stats_;

@@ -69,7 +69,7 @@ class TrackPool::Worker {
   Worker(const TrackPoolOptions& options, Shared* shared, int index)
       : options_(options),
         shared_(shared),
-        placed_(absl::StrCat(options.spill_prefix, index), PlacedLess, options.placed_records),
+        placed_(absl::StrCat(options.spill_prefix, index), LessFn<PlacedLess>{}, options.placed_records),
         thread_([this] { Run(); }) {}
 
   ~Worker() {
@@ -214,7 +214,7 @@ class TrackPool::Worker {
   std::atomic<uint64_t> queued_records_{0};
   std::unique_ptr<TrackWriter> writer_;
   uint32_t track_ = 0;
-  ExternalSorter<PlacedRecord> placed_;
+  ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
   leveldb::WriteBatch writes_;
   size_t write_bytes_ = 0;
   TrackPoolStats stats_;

@@ -6,7 +6,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "format/absl_compat.h"
+#include "query/tile_pack.h"
 #include "query/tiles.h"
 
 namespace tracetable::serve {
@@ -36,7 +39,15 @@ Reply TileReply(const Table& table, const Params& params) {
     }
     req.tracks.push_back(t);
   }
+  if (const std::string* v = Get(params, "v")) {
+    if (!absl::SimpleAtoi(Av(*v), &req.version) ||
+        (req.version != kTileVersion && req.version != kTileCompactVersion)) {
+      return ErrorReply(400, absl::StrCat("v: expected ", kTileVersion, " or ", kTileCompactVersion), "v");
+    }
+  }
+  const absl::Time t0 = absl::Now();
   absl::StatusOr<WindowResult> result = QueryTile(table, req);
+  const absl::Time t1 = absl::Now();
   if (!result.ok()) {
     const absl::Status& s = result.status();
     if (absl::IsInvalidArgument(s)) {
@@ -52,6 +63,11 @@ Reply TileReply(const Table& table, const Params& params) {
   r.body = std::move(*body);
   r.content_type = "application/octet-stream";
   r.headers.emplace_back("ETag", TileETag(table, req));
+  // Where a tile's time goes, for the browser's resource timing (the
+  // viewer benchmark reads it): the window query, then the encoding.
+  r.headers.emplace_back("Server-Timing",
+                         absl::StrCat("query;dur=", absl::FDivDuration(t1 - t0, absl::Milliseconds(1)),
+                                      ", encode;dur=", absl::FDivDuration(absl::Now() - t1, absl::Milliseconds(1))));
   return r;
 }
 

@@ -311,19 +311,33 @@ export class Panels {
   }
 
   // The exact number of matches in the whole trace (the server counts them;
-  // past its time budget it says "at least").
+  // past its time budget it says "at least"). It can take the server's whole
+  // budget on a big table, so the landing never waits for it: the count line
+  // is rewritten when it arrives, if the search is still the same.
   async countTotal() {
-    const { S } = this.app;
+    const { S, tt } = this.app;
     const s = this.search;
     const params = this.searchParams(s);
     params.set('limit', '1');
     params.set('count', '1');
+    let total;
     try {
       const j = JSON.parse(await getText(`/api/tables/${encodeURIComponent(S.table.name)}/search?${params}`));
-      s.total = j.total_exact ? j.total.toLocaleString('en-US') : `≥ ${j.total.toLocaleString('en-US')}`;
+      total = j.total_exact ? j.total.toLocaleString('en-US') : `≥ ${j.total.toLocaleString('en-US')}`;
     } catch (e) {
-      s.total = '?';
+      total = '?';
     }
+    const now = this.search;
+    if (now.q !== s.q || now.host !== s.host) return;
+    s.total = now.total = total;
+    tt.searchTotal = total;
+    $('search-count').textContent = this.countText(now);
+  }
+
+  countText(t) {
+    if (!t.matches.length) return `no match · ${t.total === null ? 'counting…' : `${t.total || 0} total`}`;
+    const at = t.from === null ? `match ${t.index + 1}` : `match ${t.index + 1} from the view`;
+    return `${at} · ${t.total === null ? 'counting…' : `${t.total} total`}`;
   }
 
   // Enter: a new search starts at the view's start (not the trace start);
@@ -337,7 +351,8 @@ export class Panels {
       this.search = this.newSearch(q, S.host, axis.absUs(axis.view[0]));
       this.app.highlight(q);
       $('search-count').textContent = 'searching…';
-      await Promise.all([this.searchMore(), this.countTotal()]);
+      this.countTotal();
+      await this.searchMore();
     }
     let t = this.search;
     let i = t.index + dir;
@@ -355,10 +370,10 @@ export class Panels {
       }
       i = dir > 0 ? 0 : t.matches.length - 1;
     }
-    if (!t.matches.length) { $('search-count').textContent = `no match · ${t.total || 0} total`; tt.searchTotal = t.total; return; }
+    if (!t.matches.length) { $('search-count').textContent = this.countText(t); tt.searchTotal = t.total; return; }
     t.index = i;
     const u = t;
-    $('search-count').textContent = `${u.from === null ? `match ${i + 1}` : `match ${i + 1} from the view`} · ${u.total} total`;
+    $('search-count').textContent = this.countText(u);
     tt.searchTotal = u.total;
     const m = u.matches[i];
     const id = S.trackByKey.get(`t|${m.pid}|${m.tid}`);

@@ -516,8 +516,10 @@ export class Renderer {
         const track = row.track.id;
         if (isFlow) {
           const sl = enclosing(c.ts[i]);
+          // `ev`: the flow event itself, so that selecting it (drawn over
+          // its slice) lists the flow too.
           const end = { ts: c.ts[i], y: laneY(row, sl ? sl.lane : c.lane[i]), id: sl ? sl.t.cols.id[sl.i] : c.id[i],
-            tile: sl ? sl.t : t, i: sl ? sl.i : i, track };
+            ev: c.id[i], tile: sl ? sl.t : t, i: sl ? sl.i : i, track };
           if (kind !== KIND_FLOW_START) l.push({ ...end, dir: 0 });      // in (f, t)
           if (kind !== KIND_FLOW_END) l.push({ ...end, dir: 1 });        // out (s, t)
         } else {
@@ -563,7 +565,7 @@ export class Renderer {
         }
         ps = pairsOf(l);
       } else {
-        (sel && l.some((p) => p.id === sel.id) ? wants : later).push(key);
+        (sel && l.some((p) => p.id === sel.id || p.ev === sel.id) ? wants : later).push(key);
       }
       pairs.push(...ps);
     }
@@ -576,7 +578,7 @@ export class Renderer {
       const [a, b] = pr;
       const px = axis.xOf(a.ts), qx = axis.xOf(b.ts);
       if (Math.max(px, qx) < x0 || Math.min(px, qx) > x1) continue;
-      (sel && (sel.id === a.id || sel.id === b.id) ? mine : others).push(pr);
+      (sel && [a.id, a.ev, b.id, b.ev].includes(sel.id) ? mine : others).push(pr);
     }
     const drawn = [];
     const arrow = ([a, b], style, width) => {
@@ -651,13 +653,14 @@ export class Renderer {
     return b;
   }
 
-  // The flows of a slice in the last frame: [{dir: 'in'|'out', other}], other
-  // an end from the tiles ({tile, i, track, ts}) or from the server ({item}).
+  // The flows of a slice (or of a flow event) in the last frame:
+  // [{dir: 'in'|'out', other}], other an end from the tiles ({tile, i,
+  // track, ts}) or from the server ({item}).
   flowsOf(id) {
     const out = [];
     for (const [a, b] of this.flowPairs || []) {
-      if (a.id === id) out.push({ dir: 'out', other: b });
-      else if (b.id === id) out.push({ dir: 'in', other: a });
+      if (a.id === id || a.ev === id) out.push({ dir: 'out', other: b });
+      else if (b.id === id || b.ev === id) out.push({ dir: 'in', other: a });
     }
     return out;
   }

@@ -14,13 +14,15 @@ import { Panels } from './panels.js';
 import { COUNTER_H, LANE, PROC_H, Renderer, forEachItem, itemAt } from './renderer.js';
 import { TileCache, tileKey } from './tile_cache.js';
 import { TileLoader } from './tile_loader.js';
-import { GUTTER, TimeAxis } from './time_axis.js';
+import { GUTTER, MAX_TILE_LEVEL, TimeAxis } from './time_axis.js';
 import { $, esc, fmtDur, getText } from './util.js';
 
 const GROUP_TRACKS = 8;            // tracks per tile request
 const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
+const NEAR_COARSER = 2;            // levels coarser for groups a screen away
+const PAN_FRACTION = 0.25;         // of the view, one a/d step
 const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
@@ -284,7 +286,7 @@ function inBand(g, a, b) {
 }
 
 function tileUrl(g, level, k) {
-  return `/api/tables/${encodeURIComponent(S.table.name)}/tile?level=${level}&k=${k}&tracks=${g.key}`;
+  return `/api/tables/${encodeURIComponent(S.table.name)}/tile?level=${level}&k=${k}&tracks=${g.key}&v=2`;
 }
 
 // A cached tile that can stand in for (g, level, k) while it loads: the
@@ -320,10 +322,23 @@ function planFrame() {
   // ones are in (their requests would delay the visible tiles otherwise).
   const visibleNow = S.groups.filter((g) => inBand(g, top, top + H));
   const visibleDone = visibleNow.every((g) => ks.every((k) => cache.has(tileKey(S.table.name, g.key, level, k))));
+  // Groups a screen away get tiles NEAR_COARSER levels coarser: a scroll
+  // draws them at once as stand-ins, for a quarter of the bytes.
+  const nearLevel = Math.min(MAX_TILE_LEVEL, level + NEAR_COARSER);
+  const nearKs = axis.tilesFor(nearLevel, v0, v1);
   for (const g of S.groups) {
     const visible = inBand(g, top, top + H);
     const near = inBand(g, top - H, top + 2 * H);
     if (!visible && !(near && visibleDone)) continue;
+    if (!visible) {
+      for (const k of nearKs) {
+        const key = tileKey(S.table.name, g.key, nearLevel, k);
+        needed.add(key);
+        if (cache.has(key)) pinned.add(key);
+        else want.push({ key, g, level: nearLevel, k, visible: false });
+      }
+      continue;
+    }
     const entries = [];
     for (const k of ks) {
       const key = tileKey(S.table.name, g.key, level, k);
@@ -331,25 +346,29 @@ function planFrame() {
       const tile = cache.get(key);
       if (tile) {
         pinned.add(key);
-        if (visible) entries.push({ tile, a: tile.start, b: tile.start + tile.width, exact: true });
+        entries.push({ tile, a: tile.start, b: tile.start + tile.width, exact: true });
         continue;
       }
-      want.push({ key, g, level, k, visible });
-      if (visible) {
-        missing++;
-        const a = axis.full[0] + k * TimeAxis.tileWidthUs(level);
-        entries.push(...standIns(g, level, k, a, a + TimeAxis.tileWidthUs(level)));
-      }
+      want.push({ key, g, level, k, visible: true });
+      missing++;
+      const a = axis.full[0] + k * TimeAxis.tileWidthUs(level);
+      entries.push(...standIns(g, level, k, a, a + TimeAxis.tileWidthUs(level)));
     }
     const exact = entries.filter((e) => e.exact);
     for (const e of exact) e.owns = (ts) => exact.some((o) => o !== e && o.a <= ts && ts < o.b);
-    if (visible) plan.set(g.key, entries);
+    plan.set(g.key, entries);
   }
-  // Once the visible tiles are in, the neighbours a pan would need next.
+  // Once the visible tiles are in, the neighbours a pan (a/d: a quarter of
+  // the view) would need next: only on a side where the loaded tiles reach
+  // less than that past the view's edge.
   if (missing === 0 && ks.length) {
+    const tw = TimeAxis.tileWidthUs(level), reach = PAN_FRACTION * (v1 - v0);
+    const sides = [];
+    if (v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
+    if (axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
     for (const g of S.groups) {
       if (!inBand(g, top, top + H)) continue;
-      for (const k of [ks[0] - 1, ks[ks.length - 1] + 1]) {
+      for (const k of sides) {
         if (k < 0 || k > axis.lastTile(level)) continue;
         const key = tileKey(S.table.name, g.key, level, k);
         needed.add(key);
@@ -588,8 +607,8 @@ window.addEventListener('keydown', (e) => {
   switch (e.key) {
     case 'w': case 'W': zoom(0.5, atX); break;
     case 's': case 'S': zoom(2, atX); break;
-    case 'a': case 'A': pan(-0.25); break;
-    case 'd': case 'D': pan(0.25); break;
+    case 'a': case 'A': pan(-PAN_FRACTION); break;
+    case 'd': case 'D': pan(PAN_FRACTION); break;
     case '0': setView(axis.full[0], axis.full[1]); break;
     case 'f': case 'F':
       if (S.range) { zoomTo(S.range[0], S.range[1], 0); S.range = null; } else if (S.selected) zoomTo(S.selected.ts, S.selected.ts + (S.selected.dur || 0));

@@ -198,6 +198,48 @@ TEST(ParallelParse, RandomTracesAnyRunSize) {
   }
 }
 
+// Several inputs (hosts) of one table read at once (ingest/input.h): each
+// input on its own thread, or a few threads each when there are more threads
+// than inputs, still the table of a one-thread read, in input order. One
+// input is damaged: its skips (or, with --strict, the first error in input
+// order) are reported the same.
+TEST(ParallelParse, SeveralInputsAtOnce) {
+  Scratch dir;
+  std::vector<std::string> paths;
+  for (uint32_t seed = 21; seed <= 25; ++seed) {
+    const std::string path = dir.Path(absl::StrCat("host", seed, seed % 2 ? ".json" : ".json.gz"));
+    // Different sizes, so inputs finish reading out of order.
+    std::string text = RandomTrace(seed, 300 + 700 * static_cast<int>(seed % 3));
+    if (seed == 23) text.insert(text.size() / 2, "\"}, {");
+    if (seed % 2) {
+      Write(path, text);
+    } else {
+      WriteGzip(path, text);
+    }
+    paths.push_back(path);
+  }
+  for (bool strict : {false, true}) {
+    const Built one = Build(dir, paths, 1, 0, strict);
+    ASSERT_EQ(one.status.ok(), !strict) << one.status;
+    if (!strict) {
+      ASSERT_EQ(one.meta.inputs_size(), 5);
+      ASSERT_GT(one.meta.skipped_counts_size(), 0);
+    }
+    for (int threads : {2, 3, 5, 8, 12}) {
+      for (size_t run : {size_t{0}, size_t{300}}) {
+        ExpectSame(one, Build(dir, paths, threads, run, strict),
+                   absl::StrCat("5 inputs, threads ", threads, " run ", run, strict ? " strict" : ""));
+      }
+    }
+  }
+  // An error in a later input than a clean, slow one: the first input's
+  // events are read in full, the error is the one a sequential read reports.
+  const std::string bad = dir.Path("bad.json");
+  Write(bad, "[{\"ph\":\"X\",\"ts\":\"x\"}");
+  const std::vector<std::string> with_bad = {paths[1], bad, paths[2]};
+  ExpectSame(Build(dir, with_bad, 1, 0, true), Build(dir, with_bad, 3, 0, true), "a bad second input, strict");
+}
+
 TEST(ParallelParse, SharedTraces) {
   const std::vector<std::string> traces = testing::SharedTraces();
   if (traces.empty()) GTEST_SKIP() << "no shared traces at " << TRACETABLE_SHARED_TRACES;

@@ -12,14 +12,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "query/tile_pack.h"
 #include "query/tiles.h"
 #include "tests/query/window_reference.h"
 
 namespace tracetable::testing {
 
-// Encodes `res`, decodes it, and expects the same items and the strings
-// they name.
-inline void CheckRoundTrip(const Table& t, const TileRequest& req, const WindowResult& res) {
+// Encodes `res` in the request's layout, decodes it, and expects the same
+// items and the strings they name.
+inline void CheckLayoutRoundTrip(const Table& t, const TileRequest& req, const WindowResult& res) {
   absl::StatusOr<std::string> bytes = EncodeTileAnswer(t, req, res);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   ASSERT_EQ(bytes->size() % 8, 0u);
@@ -58,6 +59,21 @@ inline void CheckRoundTrip(const Table& t, const TileRequest& req, const WindowR
     if (cut >= bytes->size()) continue;
     EXPECT_FALSE(DecodeTileAnswer(std::string_view(*bytes).substr(0, cut)).ok()) << cut;
   }
+}
+
+// Both layouts round-trip, and the compact one unpacks to exactly the
+// aligned one's bytes.
+inline void CheckRoundTrip(const Table& t, TileRequest req, const WindowResult& res) {
+  req.version = kTileVersion;
+  CheckLayoutRoundTrip(t, req, res);
+  absl::StatusOr<std::string> aligned = EncodeTileAnswer(t, req, res);
+  req.version = kTileCompactVersion;
+  CheckLayoutRoundTrip(t, req, res);
+  absl::StatusOr<std::string> compact = EncodeTileAnswer(t, req, res);
+  ASSERT_TRUE(aligned.ok() && compact.ok());
+  absl::StatusOr<std::string> unpacked = UnpackTileAnswer(*compact);
+  ASSERT_TRUE(unpacked.ok()) << unpacked.status();
+  ASSERT_TRUE(*unpacked == *aligned) << "compact answer does not unpack to the aligned one";
 }
 
 // `tiles` random tiles (level, index, 1-3 tracks), plus the first and last

@@ -5,6 +5,8 @@
 // answer round-trips and a damaged one is an error.
 #include "query/tiles.h"
 
+#include "query/tile_pack.h"
+
 #include "gtest/gtest.h"
 #include "store/table_builder.h"
 #include "tests/query/random_trace.h"
@@ -112,6 +114,8 @@ TEST_F(HandMadeTable, ETagNamesTheTableAndTheRequest) {
   EXPECT_NE(a, TileETag(*table_, {4, 4, {thread_, counter_}}));
   EXPECT_NE(a, TileETag(*table_, {5, 3, {thread_, counter_}}));
   EXPECT_NE(a, TileETag(*table_, {4, 3, {thread_}}));
+  EXPECT_NE(a, TileETag(*table_, {4, 3, {thread_, counter_}, kTileCompactVersion}));
+  EXPECT_TRUE(absl::IsInvalidArgument(QueryTile(*table_, {4, 3, {thread_}, 3}).status()));
 }
 
 TEST_F(HandMadeTable, DamagedAnswerIsAnError) {
@@ -128,6 +132,34 @@ TEST_F(HandMadeTable, DamagedAnswerIsAnError) {
   bad_count[48] ^= 1;  // num_items
   EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(bad_count).status()));
   EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(bytes + std::string(8, '\0')).status()));
+}
+
+// The compact layout is smaller here (times in µs units, starts as deltas)
+// and refuses what does not add up: extra bytes, a kind with a pack bit the
+// aligned layout cannot have, counts that disagree, a varint past the end.
+TEST_F(HandMadeTable, DamagedCompactAnswerIsAnError) {
+  TileRequest req{4, 2, {thread_, counter_}, kTileCompactVersion};
+  absl::StatusOr<WindowResult> r = QueryTile(*table_, req);
+  ASSERT_TRUE(r.ok());
+  const std::string bytes = *EncodeTileAnswer(*table_, req, *r);
+  const std::string aligned = *EncodeTileAnswer(*table_, {4, 2, {thread_, counter_}}, *r);
+  EXPECT_LT(bytes.size(), aligned.size() / 3);
+  EXPECT_TRUE(absl::IsDataLoss(UnpackTileAnswer(aligned).status()));
+  EXPECT_TRUE(absl::IsDataLoss(PackTileAnswer(bytes).status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(bytes + std::string(8, '\0')).status()));
+  std::string bad_count = bytes;
+  bad_count[48] ^= 1;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(bad_count).status()));
+  std::string bad_unit = bytes;
+  bad_unit[60] = bad_unit[61] = bad_unit[62] = bad_unit[63] = 0;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(bad_unit).status()));
+  const size_t kinds = 64 + 8 * 2;  // header, two tracks' ids and counts
+  std::string bad_kind = bytes;
+  bad_kind[kinds] = 0x07;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(bad_kind).status()));
+  std::string unterminated = bytes.substr(0, kinds + r->items.size());
+  unterminated.append(64, '\x80');
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTileAnswer(unterminated).status()));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
 #include "format/absl_compat.h"
@@ -22,13 +23,33 @@
 #include "query/flow_ends.h"
 #include "query/serve/api.h"
 #include "query/serve/server.h"
+#include "query/tile_pack.h"
 #include "query/tiles.h"
 #include "query/trace_json.h"
 #include "query/window.h"
 #include "simdjson.h"
+#include "zlib.h"
 
 namespace tracetable::serve {
 namespace {
+
+std::string Gunzip(const std::string& in) {
+  z_stream z{};
+  inflateInit2(&z, 15 + 16);
+  std::string out;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof(buf);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof(buf) - z.avail_out);
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? out : "<bad gzip>";
+}
 namespace fs = std::filesystem;
 
 constexpr int kParents = 400;  // per host
@@ -353,6 +374,44 @@ TEST_F(ServeTest, TileIsBinaryImmutableAndRevalidates) {
   EXPECT_EQ(zipped.status, 200);
   EXPECT_EQ(zipped.encoding, "gzip");
   EXPECT_LT(zipped.body.size(), r->body.size());
+}
+
+// v=2: the compact layout of the same tile, its own strong ETag (and 304),
+// gzip on the wire inflating to exactly the identity bytes, and those
+// unpacking to exactly the aligned answer.
+TEST_F(ServeTest, CompactTileIsTheSameAnswerAndRevalidates) {
+  const Table& t = T("single");
+  const std::string path = "/api/tables/single/tile?level=10&k=3&tracks=0,1,2&v=2";
+  httplib::Client c("127.0.0.1", port_);
+  auto r = c.Get(path.c_str());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const TileRequest req{10, 3, {0, 1, 2}, kTileCompactVersion};
+  const std::string etag = r->get_header_value("ETag");
+  EXPECT_EQ(etag, TileETag(t, req));
+  EXPECT_NE(etag, TileETag(t, {10, 3, {0, 1, 2}}));
+  EXPECT_TRUE(absl::StartsWith(r->get_header_value("Server-Timing"), "query;dur=")) << r->get_header_value("Server-Timing");
+  EXPECT_NE(r->get_header_value("Server-Timing").find(", encode;dur="), std::string::npos);
+  absl::StatusOr<WindowResult> direct = QueryTile(t, req);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(r->body, *EncodeTileAnswer(t, req, *direct));
+  absl::StatusOr<std::string> aligned = UnpackTileAnswer(r->body);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, Fetch("/api/tables/single/tile?level=10&k=3&tracks=0,1,2").body);
+
+  Got zipped = Fetch(path, true);
+  ASSERT_EQ(zipped.status, 200);
+  EXPECT_EQ(zipped.encoding, "gzip");
+  EXPECT_EQ(Gunzip(zipped.body), r->body);
+  auto again = c.Get(path.c_str(), {{"If-None-Match", etag}, {"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 304);
+  EXPECT_TRUE(again->body.empty());
+  for (const char* bad : {"v=3", "v=0", "v=x"}) {
+    Got g = Fetch(absl::StrCat("/api/tables/single/tile?level=10&k=3&tracks=0&", bad));
+    EXPECT_EQ(g.status, 400) << bad;
+    EXPECT_EQ(Param(g), "v") << bad;
+  }
 }
 
 TEST_F(ServeTest, TileBadRequestsNameTheParameter) {

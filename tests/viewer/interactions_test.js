@@ -185,10 +185,20 @@ async function main() {
     await page.evaluate(([a, b]) => window.__tt.setView(window.__tt.axis.origin + a, window.__tt.axis.origin + b), [va, vb]);
     await waitFor(page, ready, null, 'a 400 us view 150 ms in');
     const landed5 = await page.evaluate(() => window.__tt.searchLanded);
+    // A slow count (a big table's takes the server's whole budget) does not
+    // hold the landing back: the count line says so and follows.
+    await page.route(/\/search\?.*count=1/, async (route) => {
+      await new Promise((r) => setTimeout(r, 2500));
+      try { await route.continue(); } catch (e) { /* page moved on */ }
+    });
     await page.fill('#search', q5);
     await page.press('#search', 'Enter');
     await waitFor(page, (n) => window.__tt.searchLanded > n, landed5, 'search from the view');
+    const counting = await page.evaluate(() => document.getElementById('search-count').textContent);
+    check(/counting/.test(counting), `the search lands before its count arrives (${counting})`);
     await waitFor(page, ready, null, 'view on the match');
+    await waitFor(page, () => window.__tt.searchTotal && /total/.test(document.getElementById('search-count').textContent), null, 'the search total');
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     const s5 = await page.evaluate(() => ({ m: window.__tt.lastMatch, o: window.__tt.axis.origin, span: window.__tt.axis.span(),
       view: window.__tt.axis.view.slice(), total: window.__tt.searchTotal, text: document.getElementById('search-count').textContent,
       hits: [...new Set(window.__tt.highlighted)].length }));
@@ -408,6 +418,10 @@ async function main() {
     check(arrow(fl.a, fl.b) && arrow(fl.b, fl.c), `a chain A→B→C bound by one id draws both arrows (${fl.arrows.length} drawn)`);
     await page.mouse.click(fl.b.x, fl.b.y);
     await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, fl.b.id, 'chainB selected');
+    // The highlight is drawn on the frame after the click: wait for it (or
+    // time out and let the check below say what was drawn).
+    await page.waitForFunction(() => window.__tt.flows.arrows.filter((r) => r.mine).length >= 2 && (window.__tt.flowList || []).length >= 2,
+      null, { timeout: 5000, polling: 50 }).catch(() => {});
     const list = await page.evaluate(() => ({ flows: window.__tt.flowList, mine: window.__tt.flows.arrows.filter((r) => r.mine).length }));
     check(list.flows.length === 2 && list.flows.some((x) => x.dir === 'in' && x.name === 'chainA') && list.flows.some((x) => x.dir === 'out' && x.name === 'chainC') && list.mine === 2,
       'selecting B highlights its two flows and lists them');
@@ -415,6 +429,37 @@ async function main() {
     await page.click('#flows button[data-flow="' + (list.flows[0].name === 'chainC' ? 0 : 1) + '"]');
     await waitFor(page, () => window.__tt.selected && window.__tt.selected.name === 'chainC', null, 'go to C');
     check(true, '"go to" selects the far end');
+    // The flow event itself (a "msg" start 1 us into its "send" slice,
+    // selected by a click just before the slice) lists the same flow, and
+    // "]" follows it to the "recv" end.
+    await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 99500, window.__tt.axis.origin + 100500));
+    await waitFor(page, ready, null, 'a 1 ms view on the first sends');
+    const fe = await page.evaluate(() => {
+      const { S, axis } = window.__tt;
+      for (const row of S.rows) {
+        if (row.kind !== 'track') continue;
+        for (const e of S.plan.get(S.groupOf.get(row.track.id)) || []) {
+          const c = e.tile.cols;
+          for (const tr of e.tile.tracks) {
+            if (tr.id !== row.track.id) continue;
+            for (let i = tr.from; i < tr.to; i++) {
+              const rel = c.ts[i] - axis.origin;
+              if (c.kind[i] !== 3 || Math.abs(rel - 100001) > 0.5) continue;
+              return { id: c.id[i], x: axis.xOf(c.ts[i] - 1) - 2, y: row.y - document.getElementById('scroller').scrollTop + 2 + c.lane[i] * 18 + 8 };
+            }
+          }
+        }
+      }
+      return null;
+    });
+    check(fe, 'the first msg flow event is loaded');
+    await page.mouse.click(tbf.x + fe.x, tbf.y + fe.y);
+    await waitFor(page, (id) => window.__tt.selected && window.__tt.selected.id === id, fe.id, 'the flow event selected');
+    await waitFor(page, () => (window.__tt.flowList || []).some((x) => x.dir === 'out' && x.name === 'recv'), null, 'its flow listed');
+    await page.keyboard.press(']');
+    await waitFor(page, () => window.__tt.selected && window.__tt.selected.name === 'recv', null, '"]" from the flow event');
+    check(true, 'a selected flow event lists its flow and "]" follows it to its end');
+    await page.keyboard.press('Escape');
     await page.evaluate(() => window.__tt.setView(window.__tt.axis.origin + 100000, window.__tt.axis.origin + 110000));
     await waitFor(page, ready, null, '600 flows in view');
     const thin = await page.evaluate(() => window.__tt.flows);

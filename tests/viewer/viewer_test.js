@@ -122,19 +122,54 @@ async function main() {
       await page.keyboard.press('w');
       // Two presses: the answer to the first may be dropped as stale, then
       // the viewer asks again at the finer resolution.
+      // The finest of the step's requests (groups a screen away are asked
+      // for coarser tiles).
       await waitFor(page, ([n, res]) => {
-        const r = window.__tt.requests;
-        return r.length > n && window.__tt.inflight === 0 && r[r.length - 1].status === 200 &&
-          r[r.length - 1].resolution_us < res / 2 && window.__tt.loads > 0;
+        const r = window.__tt.requests.slice(n).filter((x) => x.visible);
+        return r.length > 0 && window.__tt.inflight === 0 && r.every((x) => x.status === 200 || x.status === 'cancelled') &&
+          Math.min(...r.map((x) => x.resolution_us)) < res / 2 && window.__tt.loads > 0;
       }, [before, lastRes], `zoom step ${step} answer`);
       await page.waitForTimeout(50);
-      const st = await page.evaluate(() => ({ res: window.__tt.requests[window.__tt.requests.length - 1].resolution_us,
-        drawn: window.__tt.eventsDrawn }));
+      const st = await page.evaluate((n) => ({ res: Math.min(...window.__tt.requests.slice(n).filter((x) => x.visible).map((x) => x.resolution_us)),
+        drawn: window.__tt.eventsDrawn }), before);
       check(st.res < lastRes / 2, `zoom step ${step}: resolution ${st.res.toFixed(4)} us < ${(lastRes / 2).toFixed(4)} us`);
       check(st.drawn > 0, `zoom step ${step}: drew ${st.drawn} items`);
       lastRes = st.res;
     }
     await page.screenshot({ path: path.join(artifacts, '02-zoomed.png') });
+
+    // 2a. Prefetch policy, for a fresh view once its prefetches are in:
+    // groups off screen are asked two levels coarser; at the view's level
+    // only visible groups, and a neighbour tile only on a side where the
+    // loaded tiles reach less than a quarter of the view past its edge.
+    const pf0 = await page.evaluate(() => {
+      const v = window.__tt.S.view;
+      const a = v[0] + (v[1] - v[0]) * 0.3;
+      window.__tt.setView(a, a + (v[1] - v[0]) * 0.6);
+      return window.__tt.requests.length;
+    });
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0, null, 'view and prefetches in');
+    await page.waitForTimeout(300);
+    const pf = await page.evaluate((n) => {
+      const { axis, S } = window.__tt;
+      const level = axis.tileLevel(), [v0, v1] = axis.view;
+      const ks = axis.tilesFor(level, v0, v1), tw = 512 * 2 ** level / 1000;
+      const reach = 0.25 * (v1 - v0);
+      const left = v0 - (S.full[0] + ks[0] * tw) < reach, right = S.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach;
+      const reqs = window.__tt.requests.slice(n).filter((r) => r.status !== 'cancelled');
+      const bad = [];
+      const visibleGroups = new Set(reqs.filter((r) => r.visible).map((r) => r.tracks));
+      for (const r of reqs.filter((x) => !x.visible)) {
+        if (r.level === level + 2 && !visibleGroups.has(r.tracks)) continue;
+        if (r.level === level && visibleGroups.has(r.tracks) &&
+            ((r.k === ks[0] - 1 && left) || (r.k === ks[ks.length - 1] + 1 && right))) continue;
+        bad.push(`${r.level}/${r.k}/${r.tracks}`);
+      }
+      return { level, near: reqs.filter((r) => !r.visible && r.level === level + 2).length,
+        side: reqs.filter((r) => !r.visible && r.level === level).length, left, right, bad };
+    }, pf0);
+    check(pf.bad.length === 0 && pf.near > 0,
+      `prefetches follow the policy at level ${pf.level}: ${pf.near} coarser tiles of groups a screen away, ${pf.side} neighbours (left ${pf.left}, right ${pf.right})${pf.bad.length ? '; not: ' + pf.bad.slice(0, 3) : ''}`);
 
     // 2b. What the page draws for one track is exactly what its tiles hold.
     const probe = await page.evaluate(() => {
@@ -164,6 +199,39 @@ async function main() {
     check(expected.size > 0 && missing.length === 0 && extra.length === 0,
       `drawn items of track ${probe.track} = its tiles' items in view (${got.size} items; missing ${missing.slice(0, 3)}, extra ${extra.slice(0, 3)})`);
     await page.evaluate(() => { window.__tt.logTrack = undefined; });
+
+    // 2b'. The viewer asks for the compact layout (v=2, gzip on the wire);
+    // the page's decoder turns it into exactly the columns and strings of
+    // the aligned layout (v=1) for the tiles of every group at three levels.
+    const layouts = await page.evaluate(async (lvl) => {
+      const { decodeTile } = await import('/tile_decode.js');
+      const S = window.__tt.S, out = { tiles: 0, items: 0, diffs: [], v2bytes: 0, v1bytes: 0 };
+      for (const level of [lvl + 2, lvl, Math.max(0, lvl - 3)]) {
+        for (const g of S.groups) {
+          for (const k of [0, 1, 5]) {
+            const base = `/api/tables/sample/tile?level=${level}&k=${k}&tracks=${g.key}`;
+            const [a, b] = await Promise.all([fetch(base), fetch(base + '&v=2')]);
+            if (a.status !== 200 || b.status !== 200) continue;
+            const [ba, bb] = [await a.arrayBuffer(), await b.arrayBuffer()];
+            out.v1bytes += ba.byteLength; out.v2bytes += bb.byteLength;
+            const x = decodeTile(ba, S.full[0]), y = decodeTile(bb, S.full[0]);
+            out.tiles++; out.items += x.n;
+            for (const f of ['level', 'start', 'width', 'res', 'n']) if (x[f] !== y[f]) out.diffs.push(`${base} ${f}`);
+            if (JSON.stringify(x.tracks) !== JSON.stringify(y.tracks)) out.diffs.push(`${base} tracks`);
+            if (JSON.stringify(x.strings) !== JSON.stringify(y.strings)) out.diffs.push(`${base} strings`);
+            for (const c of Object.keys(x.cols)) {
+              const p = x.cols[c], q = y.cols[c];
+              if (p.length !== q.length || p.some((v, i) => !Object.is(v, q[i]))) out.diffs.push(`${base} ${c}`);
+            }
+          }
+        }
+      }
+      out.asked = window.__tt.requests.filter((r) => /\/tile\?/.test(r.url)).every((r) => /&v=2$/.test(r.url));
+      return out;
+    }, drawn.level);
+    check(layouts.tiles >= 6 && layouts.items > 0 && layouts.diffs.length === 0,
+      `compact and aligned tiles decode to the same columns (${layouts.tiles} tiles, ${layouts.items} items, ${layouts.v2bytes} vs ${layouts.v1bytes} bytes; diffs ${layouts.diffs.slice(0, 3)})`);
+    check(layouts.v2bytes < layouts.v1bytes / 2 && layouts.asked, 'the viewer asks for the compact layout, under half the bytes');
 
     // 2c. A request cancelled by the view moving on leaves no stale drawing:
     // tiles one level finer answer slowly; zoom in and straight back out.

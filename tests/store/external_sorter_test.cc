@@ -1,0 +1,116 @@
+// ExternalSorter (store/external_sorter.h) streams every record once, in
+// order, whichever way it compares (a function pointer, an inlined order
+// type, a radix key) and whether everything fit in memory (the two-way
+// merge) or runs spilled (the heap merge): checked against std::sort of the
+// same records.
+#include "store/external_sorter.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "store/sort_record.h"
+
+namespace tracetable {
+namespace {
+namespace fs = std::filesystem;
+
+struct Pair {
+  uint32_t a = 0;
+  uint32_t b = 0;
+};
+bool PairLess(const Pair& x, const Pair& y) { return std::tie(x.a, x.b) < std::tie(y.a, y.b); }
+struct PairRadix {
+  static uint64_t Key(const Pair& p) { return uint64_t{p.a} << 32 | p.b; }
+  bool operator()(const Pair& x, const Pair& y) const { return Key(x) < Key(y); }
+};
+static_assert(sorter_internal::RadixOrder<PairRadix, Pair>);
+static_assert(!sorter_internal::RadixOrder<LessFn<PairLess>, Pair>);
+
+// The sorter removes its runs; this removes their folder.
+struct ScratchDir {
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() { fs::remove_all(path); }
+  const fs::path path = fs::temp_directory_path() / ("tt_sorter_" + std::to_string(getpid()));
+};
+
+std::string Prefix(const std::string& name) {
+  static ScratchDir dir;
+  return (dir.path / name).string();
+}
+
+template <typename Record, typename Less>
+std::vector<Record> SortedBy(const std::vector<Record>& in, size_t max_records, Less less, int* runs) {
+  ExternalSorter<Record, Less> sorter(Prefix("s"), less, max_records);
+  for (const Record& r : in) EXPECT_TRUE(sorter.Add(r).ok());
+  *runs = sorter.runs();
+  std::vector<Record> out;
+  EXPECT_TRUE(sorter.Merge(1 << 20, [&](const Record& r) {
+                out.push_back(r);
+                return absl::OkStatus();
+              }).ok());
+  return out;
+}
+
+// Pairs with many repeats (equal keys) and keys that differ only in high or
+// only in low bytes, so radix passes are both skipped and taken.
+std::vector<Pair> RandomPairs(uint32_t seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::vector<Pair> v(n);
+  for (Pair& p : v) {
+    p.a = rng() % 3 == 0 ? rng() % 5 : rng();
+    p.b = rng() % 2 ? rng() % 300 : rng();
+  }
+  return v;
+}
+
+bool Same(const std::vector<Pair>& x, const std::vector<Pair>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].a != y[i].a || x[i].b != y[i].b) return false;
+  }
+  return true;
+}
+
+TEST(ExternalSorter, EveryOrderAndMergeGivesTheSortedRecords) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{1000}, size_t{70000}, size_t{200000}}) {
+    const std::vector<Pair> in = RandomPairs(static_cast<uint32_t>(n) + 1, n);
+    std::vector<Pair> want = in;
+    std::sort(want.begin(), want.end(), PairLess);
+    // Fits in memory (two halves, two-way merge), then spilled runs.
+    for (size_t max_records : {size_t{1} << 20, size_t{4096}, size_t{50000}}) {
+      int runs = 0;
+      EXPECT_TRUE(Same(want, SortedBy(in, max_records, PairLess, &runs))) << n << " pointer " << max_records;
+      EXPECT_TRUE(Same(want, SortedBy(in, max_records, LessFn<PairLess>{}, &runs))) << n << " type " << max_records;
+      EXPECT_TRUE(Same(want, SortedBy(in, max_records, PairRadix{}, &runs))) << n << " radix " << max_records;
+      EXPECT_EQ(runs > 0, n > std::max<size_t>(max_records, 1024)) << n << " " << max_records;
+    }
+  }
+}
+
+TEST(ExternalSorter, SortRecordsInTrackTimeOrder) {
+  std::mt19937 rng(3);
+  std::vector<SortRecord> in(150000);
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].track = rng() % 7;
+    in[i].ts = rng() % 1000;
+    in[i].dur = rng() % 4;
+    in[i].id = i + 1;
+  }
+  std::vector<SortRecord> want = in;
+  std::sort(want.begin(), want.end(), TrackTimeLess);
+  for (size_t max_records : {size_t{1} << 20, size_t{9000}}) {
+    int runs = 0;
+    const std::vector<SortRecord> got = SortedBy(in, max_records, LessFn<TrackTimeLess>{}, &runs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].id, want[i].id) << i << " of " << max_records;
+  }
+}
+
+}  // namespace
+}  // namespace tracetable
