@@ -23,7 +23,7 @@ int ServeMain(int argc, char** argv) {
   po::options_description opts(
       "usage: tracetable serve PATH... [options]\n\n"
       "Serves tables over HTTP: a JSON API (docs/api.md) and a zoomable timeline viewer at /.\n"
-      "PATH is a .tracetable directory or a folder holding *.tracetable directories.\n"
+      "PATH is a .tracetable directory (a table or a run of shards) or a folder holding *.tracetable directories.\n"
       "Listens on the loopback interface unless --bind says otherwise. Ctrl-C stops.\n\noptions");
   // A server runs for weeks: large answers' memory goes back to the system
   // when they are done (mmap'd from 1 MB up, not kept in malloc's arenas),
@@ -49,7 +49,9 @@ int ServeMain(int argc, char** argv) {
       ("token", po::value(&token), "require this token: 'Authorization: Bearer TOKEN', or "
        "?token=TOKEN on the viewer's first load (a cookie then carries it)")
       ("token-file", po::value(&token_file), "read the token from this file (first line)")
-      ("cache-mb", po::value(&cache_mb)->default_value(256), "block cache per table, MiB")
+      ("cache-mb", po::value(&cache_mb)->default_value(256), "block cache per table (a run's shards share one), MiB")
+      ("max-open-shards", po::value(&so.max_open_shards)->default_value(so.max_open_shards),
+       "per run: shards kept open at once (least recently used closed first)")
       ("threads", po::value(&threads)->default_value(0), "workers for light calls (0 = max(2, cores))")
       ("heavy-threads", po::value(&so.heavy_threads)->default_value(so.heavy_threads),
        "workers for heavy calls (stats, resolution 0, windows of over 20000 bins or 250000 events)")
@@ -98,6 +100,7 @@ int ServeMain(int argc, char** argv) {
       so.io_threads < 1 || so.heavy_threads > 256 || so.io_threads > 64 || threads < 0 || threads > 1024) {
     return Fail("serve", "connection caps and thread counts must be positive (threads <= 1024)");
   }
+  if (so.max_open_shards < 1 || so.max_open_shards > 100000) return Fail("serve", "--max-open-shards must be 1..100000");
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in || !std::getline(in, token)) return Fail("serve", absl::StrCat("cannot read ", token_file));

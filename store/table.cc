@@ -12,6 +12,9 @@
 #include "leveldb/iterator.h"
 #include "store/corruption.h"
 #include "store/meta_check.h"
+#include "store/run_manifest.h"
+#include "store/run_shards.h"
+#include "store/run_table.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
 #include "zlib.h"
@@ -25,6 +28,12 @@ Table::~Table() {
 
 absl::StatusOr<std::unique_ptr<Table>> Table::Open(const std::string& path,
                                                    const Options& options) {
+  if (IsRun(path)) return OpenRun(path, options);
+  return OpenSingle(path, options);
+}
+
+absl::StatusOr<std::unique_ptr<Table>> Table::OpenSingle(const std::string& path,
+                                                         const Options& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     return absl::NotFoundError(absl::StrCat(path, ": no such table"));
@@ -40,8 +49,12 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(const std::string& path,
   if (::stat(path.c_str(), &st) != 0) return absl::NotFoundError(absl::StrCat(path, ": no such table"));
   t->folder_dev_ = st.st_dev;
   t->folder_ino_ = st.st_ino;
-  t->cache_.reset(leveldb::NewLRUCache(options.cache_bytes));
-  absl::StatusOr<std::unique_ptr<TableFiles>> files = TableFiles::Open(path, t->cache_.get());
+  leveldb::Cache* cache = options.shared_cache;
+  if (cache == nullptr) {
+    t->cache_.reset(leveldb::NewLRUCache(options.cache_bytes));
+    cache = t->cache_.get();
+  }
+  absl::StatusOr<std::unique_ptr<TableFiles>> files = TableFiles::Open(path, cache);
   if (!files.ok()) return files.status();
   t->files_ = std::move(*files);
   if (absl::Status st = t->Load(); !st.ok()) return st;
@@ -57,14 +70,22 @@ absl::Status Table::CheckStillOnDisk() const {
     return absl::FailedPreconditionError(
         absl::StrCat(path_, ": the table was replaced since it was opened (re-ingested?); reopen it"));
   }
+  if (run_) return run_->CheckManifest();
   return absl::OkStatus();
 }
 
 absl::Status Table::Get(std::string_view key, std::string* value) const {
+  if (run_) return run_->Get(key, value);
   return files_->Get(key, value);
 }
 
-std::unique_ptr<leveldb::Iterator> Table::NewIterator() const { return files_->NewIterator(); }
+std::unique_ptr<leveldb::Iterator> Table::NewIterator() const {
+  if (run_) {
+    return std::unique_ptr<leveldb::Iterator>(leveldb::NewErrorIterator(leveldb::Status::NotSupported(
+        "a run is read through its shards, not as one sorted run of records")));
+  }
+  return files_->NewIterator();
+}
 
 absl::Status Table::Load() {
   std::string value;
@@ -117,6 +138,7 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
                               int64_t from, int64_t to,
                               std::vector<TileRow>* rows, ReadStats* stats) const {
   if (to < from) return absl::OkStatus();
+  if (run_) return run_->ReadTiles(track, section, level, from, to, rows, stats);
   auto offset = [this](int64_t t) {
     return t <= meta_.min_ts() ? uint64_t{0} : static_cast<uint64_t>(t - meta_.min_ts());
   };
@@ -162,6 +184,7 @@ absl::Status Table::ReadTiles(uint32_t track, TileSection section, int level,
 }
 
 absl::StatusOr<std::string> Table::Args(uint64_t event_id) const {
+  if (run_) return run_->Args(event_id);
   std::string value;
   const uint64_t block = event_id >> kArgsBlockShift;
   const uint32_t slot = static_cast<uint32_t>(event_id & ((1u << kArgsBlockShift) - 1));
@@ -179,6 +202,7 @@ absl::StatusOr<std::string> Table::Args(uint64_t event_id) const {
 }
 
 absl::StatusOr<ThreadTimeEntry> Table::ThreadTime(uint64_t event_id) const {
+  if (run_) return run_->ThreadTime(event_id);
   std::string value;
   const uint64_t block = event_id >> kArgsBlockShift;
   const uint32_t slot = static_cast<uint32_t>(event_id & ((1u << kArgsBlockShift) - 1));

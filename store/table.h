@@ -38,12 +38,21 @@ struct ReadStats {
 };
 
 class TableFiles;
+class RunShards;
 
 class Table {
  public:
   struct Options {
     size_t cache_bytes = 64 << 20;
+    // A run (store/run_table.h) keeps at most this many shards open at once.
+    size_t max_open_shards = 64;
+    // When set, blocks go to this cache (not owned; it outlives the table)
+    // instead of one of cache_bytes of the table's own: a run's shards share
+    // one, so memory stays bounded however many shards it has.
+    leveldb::Cache* shared_cache = nullptr;
   };
+  // A folder holding a run manifest (store/run_manifest.h) opens as the run's
+  // one logical table (store/run_table.h); any other as a single table.
   static absl::StatusOr<std::unique_ptr<Table>> Open(const std::string& path,
                                                      const Options& options);
   static absl::StatusOr<std::unique_ptr<Table>> Open(const std::string& path) {
@@ -91,9 +100,15 @@ class Table {
   // All records in key order; status() reports damage.
   std::unique_ptr<leveldb::Iterator> NewIterator() const;
 
+  // Set when this table is a run of shards read as one (store/run_table.h).
+  const RunShards* run() const { return run_.get(); }
+
  private:
+  friend class RunTableMaker;
   Table() = default;
   absl::Status Load();
+  static absl::StatusOr<std::unique_ptr<Table>> OpenSingle(const std::string& path,
+                                                           const Options& options);
 
   std::string path_;
   std::unique_ptr<leveldb::Cache> cache_;
@@ -103,6 +118,7 @@ class Table {
   uint64_t folder_dev_ = 0, folder_ino_ = 0;
   proto::ResourceTable resources_;
   std::vector<std::string> strings_;
+  std::shared_ptr<const RunShards> run_;
 };
 
 }  // namespace tracetable

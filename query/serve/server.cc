@@ -43,9 +43,11 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+// A table, or a run of shards (store/run_manifest.h), which opens as one.
 bool IsTableDir(const fs::path& p) {
   std::error_code ec;
-  return fs::is_directory(p, ec) && (fs::exists(p / kFileListName, ec) || fs::exists(p / "CURRENT", ec));
+  return fs::is_directory(p, ec) && (fs::exists(p / kFileListName, ec) || fs::exists(p / "CURRENT", ec) ||
+                                     fs::exists(p / "RUN", ec));
 }
 
 std::string TableName(const fs::path& p) {
@@ -142,6 +144,7 @@ absl::StatusOr<std::vector<NamedTable>> OpenTables(const std::vector<std::string
   for (const fs::path& d : dirs) {
     Table::Options to;
     to.cache_bytes = options.cache_bytes;
+    to.max_open_shards = options.max_open_shards;
     absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(d.string(), to);
     if (!t.ok()) return absl::Status(t.status().code(), absl::StrCat(d.string(), ": ", t.status().message()));
     std::string name = TableName(d);

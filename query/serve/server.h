@@ -33,7 +33,8 @@
 namespace tracetable::serve {
 
 struct ServeOptions {
-  size_t cache_bytes = 256ull << 20;  // LevelDB block cache, per table
+  size_t cache_bytes = 256ull << 20;  // LevelDB block cache, per table (a run's shards share one)
+  size_t max_open_shards = 64;        // per run: shards open at once (LRU), bounding fds and memory
   int threads = 0;                    // workers for light calls; 0 = max(2, cores)
   int heavy_threads = 2;              // workers for heavy calls
   int io_threads = 2;                 // threads accepting, reading and writing

@@ -1,0 +1,122 @@
+// RunShards: the reads of a run's one logical table (store/run_table.h),
+// routed to the shard that holds them.
+//
+// A run's merged view gives every shard's tracks, strings, event ids and
+// memory IDs global numbers; this class keeps the maps between the two and
+// answers Table's reads for a run: it opens the shard holding the track or
+// id (at most max_open_shards stay open, least recently used closed first;
+// a shard in use by a caller stays alive until it is done), asks it in the
+// shard's own numbers and times, and translates the rows back. A shard that
+// cannot be opened, is damaged or was replaced is an error naming its host;
+// reads that never touch it still answer. Thread-safe.
+#ifndef TRACETABLE_STORE_RUN_SHARDS_H_
+#define TRACETABLE_STORE_RUN_SHARDS_H_
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "store/table.h"
+
+namespace leveldb {
+class Cache;
+}
+
+namespace tracetable {
+
+struct RunShardMap {
+  std::string host;
+  std::string dir;       // absolute
+  std::string table_id;  // the identity the shard had when the run was opened
+  int64_t time_offset = 0;  // ps added to the shard's relative times
+  // Event ids: local ids 1..read_ids (events read from the input) become
+  // read_base + id; later local ids (derived at ingest) become
+  // derived_base + id - read_ids, after every shard's read ids, as one
+  // ingest of all inputs numbers them.
+  uint64_t read_ids = 0, read_base = 0, derived_base = 0, derived_ids = 0;
+  std::vector<uint32_t> strings;        // local string id -> global
+  std::vector<uint32_t> async_strings;  // async keys: -> global "key|input N" (empty: same as strings)
+  std::vector<uint32_t> tracks;         // local track id -> global
+  uint32_t memory_base = 0, num_memory = 0;  // its memory IDs' global indexes
+  int64_t min_ts = 0, max_end = 0;      // the shard's own TableMeta span
+  int num_levels = 0;
+};
+
+class RunShards {
+ public:
+  RunShards(std::string run_path, std::vector<RunShardMap> shards, const Table::Options& options);
+  ~RunShards();
+
+  // Called once while the merged view is built (store/run_table.cc).
+  struct TrackHome {
+    uint32_t shard = 0, local = 0;  // local = UINT32_MAX: the shard did not open
+    bool async = false;             // its rows' flow_id is an async key
+  };
+  void SetTrackHomes(std::vector<TrackHome> homes) { homes_ = std::move(homes); }
+  void SetGlobalView(const proto::TableMeta* meta, const std::vector<std::string>* strings) {
+    meta_ = meta;
+    strings_ = strings;
+  }
+  const std::vector<RunShardMap>& shards() const { return shards_; }
+  std::vector<RunShardMap>& mutable_shards() { return shards_; }
+
+  // The open shard `i` (opening it, possibly closing the least recently
+  // used one). Errors name the host.
+  absl::StatusOr<std::shared_ptr<const Table>> Acquire(size_t i) const;
+  size_t open_shards() const;
+
+  absl::Status ReadTiles(uint32_t track, TileSection section, int level, int64_t from, int64_t to,
+                         std::vector<TileRow>* rows, ReadStats* stats) const;
+  // OK while the run's manifest is the one it was opened with (none counts
+  // as unchanged for runs opened from a list of shards); an error once a
+  // shard was added or replaced (the manifest is replaced by rename).
+  absl::Status CheckManifest() const;
+
+  absl::StatusOr<std::string> Args(uint64_t event_id) const;
+  absl::StatusOr<ThreadTimeEntry> ThreadTime(uint64_t event_id) const;
+  // Records whose keys hold global numbers: flow blocks ("F") and memory
+  // segments ("Y"), rebuilt from the shards' own. Other keys are
+  // Unimplemented: nothing reads them from a run.
+  absl::Status Get(std::string_view key, std::string* value) const;
+
+  // The global id of a shard's local event id and back.
+  uint64_t GlobalId(const RunShardMap& s, uint64_t local) const;
+  bool LocalId(uint64_t global, size_t* shard, uint64_t* local) const;
+
+ private:
+  absl::Status Named(size_t i, const absl::Status& s) const;
+  // The shard's local id of a global string id (0: it has none). The
+  // reverse map is built on first use: only flow lookups need it.
+  uint32_t LocalString(size_t i, uint32_t global) const;
+  std::string ManifestPath() const;
+  absl::Status GetFlowBlock(uint32_t block, std::string* value) const;
+  absl::Status GetMemorySegment(uint32_t id, uint32_t segment, std::string* value) const;
+  void ToGlobal(const RunShardMap& s, bool async, TileRow* r) const;
+
+  std::string run_path_;
+  uint64_t manifest_dev_ = 0, manifest_ino_ = 0;  // 0: no manifest
+  std::vector<RunShardMap> shards_;
+  std::vector<TrackHome> homes_;  // by global track id
+  const proto::TableMeta* meta_ = nullptr;
+  const std::vector<std::string>* strings_ = nullptr;
+  Table::Options shard_options_;
+  std::unique_ptr<leveldb::Cache> cache_;
+  size_t capacity_;
+  mutable std::mutex mu_;
+  mutable std::list<std::pair<size_t, std::shared_ptr<const Table>>> lru_;  // front = most recent
+  mutable absl::flat_hash_map<size_t, decltype(lru_)::iterator> open_;
+  mutable std::mutex reverse_mu_;
+  mutable std::vector<std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>>> local_strings_;
+};
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_RUN_SHARDS_H_

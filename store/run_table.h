@@ -1,0 +1,48 @@
+// Opening a run of shards (one ordinary table per host) as one logical Table.
+//
+// The merged view is what one ingest of all the shards' inputs, in shard
+// order, would have written: inputs and processes in shard order (out_pid =
+// index + 1, names prefixed with the host when there are several shards),
+// tracks numbered as that ingest numbers them (tracks read from the inputs,
+// shard by shard; then async tracks, input by input in the order the ingest made them;
+// then derived memory tracks), one string table, event ids after the ids of
+// earlier shards, memory IDs concatenated, times on the run's origin. Reads
+// go to the shard holding the track or id (store/run_shards.h), so every
+// query over a Table answers a run unchanged. Every shard is opened once
+// here for its metadata (at most max_open_shards stay open); a shard that
+// does not open becomes one placeholder track of its host whose reads fail
+// with an error naming the host, so queries of other hosts still answer.
+// A run has no search index (search scans its windows, which is exact).
+#ifndef TRACETABLE_STORE_RUN_TABLE_H_
+#define TRACETABLE_STORE_RUN_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "store/table.h"
+
+namespace tracetable {
+
+struct RunShardSource {
+  std::string host;
+  std::string dir;       // absolute, or relative to the working directory
+  std::string table_id;  // expected identity; empty = any
+};
+
+// `origin_ns`: the run's relative 0 (shards built on another origin are
+// shifted onto it). `identity`: what tells this run (these shards) apart.
+absl::StatusOr<std::unique_ptr<Table>> OpenRunTable(const std::string& run_path, int64_t origin_ns,
+                                                    const std::vector<RunShardSource>& shards,
+                                                    const Table::Options& options);
+
+// The run at `run_path` (a folder with a RUN manifest, store/run_manifest.h):
+// its shards in manifest order, on its origin. A damaged manifest is
+// DataLoss "corrupt run manifest".
+absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, const Table::Options& options);
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_RUN_TABLE_H_

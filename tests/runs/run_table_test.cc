@@ -1,0 +1,542 @@
+// A run of shards answers exactly as one table of the same inputs: random
+// multi-host traces (slices, B/E, instants of every scope, counters, flows
+// across hosts, async slices, args, thread times, memory events) are ingested
+// once as a folder (one table) and once per host (the shards of a run), and
+// every API answer — table header, windows at many resolutions, ranges and
+// filters, tiles, search, stats, events, flows, memory, XProf, export — is
+// compared byte for byte. Also: the LRU bound, a missing and a damaged shard.
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "cli/run_ingest.h"
+#include "ingest/input.h"
+#include "query/export.h"
+#include "query/serve/api.h"
+#include "query/serve/flow_api.h"
+#include "query/serve/memory_api.h"
+#include "query/serve/server.h"
+#include "query/serve/tiles_api.h"
+#include "query/tiles.h"
+#include "store/run_manifest.h"
+#include "store/run_shards.h"
+#include "store/run_table.h"
+#include "store/table.h"
+#include "store/table_builder.h"
+
+namespace tracetable {
+namespace {
+
+namespace fs = std::filesystem;
+using serve::Params;
+
+// With `common_span`, every host starts at the same time and has one slice
+// ending at the same time, so each shard's span (and summary grid) is the
+// run's; without, hosts start and end at other times.
+std::string HostTrace(int host, uint32_t seed, bool common_span = true) {
+  std::mt19937 rng(seed);
+  auto rnd = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  std::ostringstream o;
+  o << "{\"traceEvents\":[\n";
+  o << "{\"ph\":\"M\",\"pid\":7,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"worker " << host << "\"}}";
+  o << ",\n{\"ph\":\"M\",\"pid\":7,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"main\"}}";
+  const int64_t first = common_span ? 1000 : 1000 + 3777 * host + rnd(100);
+  const int span = common_span ? 98000 : 20000 + rnd(80000);
+  o << ",\n{\"ph\":\"X\",\"pid\":7,\"tid\":9,\"ts\":" << first << ",\"dur\":" << (common_span ? 99000 : 10)
+    << ",\"name\":\"whole run\"}";
+  const int n = 400 + rnd(400);
+  for (int i = 0; i < n; ++i) {
+    const int64_t ts = first + rnd(span);
+    const int tid = 1 + rnd(3);
+    const int pid = 7 + rnd(2);
+    switch (rnd(9)) {
+      case 0:
+      case 1:
+        o << ",\n{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts << "." << rnd(1000)
+          << ",\"dur\":" << (rnd(4) == 0 ? rnd(5000) : rnd(30)) << ",\"name\":\"op" << rnd(12)
+          << "\",\"cat\":\"c" << rnd(3) << "\"" << (rnd(3) == 0 ? ",\"args\":{\"step\":" : "");
+        if (o.str().back() == ':') o << rnd(100) << "}";
+        if (rnd(4) == 0) o << ",\"tts\":" << rnd(100000) << ",\"tdur\":" << rnd(50);
+        o << "}";
+        break;
+      case 2:
+        o << ",\n{\"ph\":\"B\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts
+          << ",\"name\":\"be" << rnd(4) << "\"},\n{\"ph\":\"E\",\"pid\":" << pid << ",\"tid\":" << tid
+          << ",\"ts\":" << ts + rnd(200) << "}";
+        break;
+      case 3:
+        o << ",\n{\"ph\":\"i\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts << ",\"s\":\""
+          << "tpg"[rnd(3)] << "\",\"name\":\"mark" << rnd(5) << "\"}";
+        break;
+      case 4:
+        o << ",\n{\"ph\":\"C\",\"pid\":" << pid << ",\"ts\":" << ts << ",\"name\":\"load\",\"args\":{\"v\":"
+          << rnd(1000) << "}}";
+        break;
+      case 5: {
+        // Flow ids shared by every host: flows cross hosts.
+        const int id = rnd(20);
+        o << ",\n{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts
+          << ",\"dur\":50,\"name\":\"send\"},\n{\"ph\":\"" << (host % 2 == 0 ? 's' : 'f')
+          << "\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts + 10 << ",\"id\":\"flow" << id
+          << "\",\"name\":\"xfer\",\"cat\":\"net\"" << (host % 2 == 0 ? "" : ",\"bp\":\"e\"") << "}";
+        break;
+      }
+      case 6: {
+        const int id = rnd(5);
+        o << ",\n{\"ph\":\"b\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts << ",\"id\":\"a" << id
+          << "\",\"name\":\"req" << id << "\",\"cat\":\"async\"},\n{\"ph\":\"e\",\"pid\":" << pid
+          << ",\"tid\":" << tid << ",\"ts\":" << ts + rnd(3000) << ",\"id\":\"a" << id
+          << "\",\"name\":\"req" << id << "\",\"cat\":\"async\"}";
+        break;
+      }
+      case 7: {
+        const int64_t addr = 4096 * (1 + rnd(30));
+        o << ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":" << pid << ",\"tid\":1,\"ts\":" << ts
+          << ",\"name\":\"[memory]\",\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":" << addr
+          << ",\"Bytes\":" << (rnd(2) ? 1024 * (1 + rnd(8)) : -1024) << "}}";
+        break;
+      }
+      default:
+        o << ",\n{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts
+          << ",\"dur\":0,\"name\":\"tick\"}";
+    }
+  }
+  o << "\n]}\n";
+  return o.str();
+}
+
+class RunTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("tt_run_", ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_", getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "in");
+    fs::create_directories(dir_ / "run" / "shards");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static void Build(const std::vector<std::string>& inputs, const std::string& out,
+                    std::optional<int64_t> origin_ns = std::nullopt) {
+    absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
+    ASSERT_TRUE(files.ok()) << files.status();
+    BuildOptions opts;
+    opts.output = out;
+    opts.origin_ns = origin_ns;
+    absl::StatusOr<std::unique_ptr<TableBuilder>> b = TableBuilder::Create(opts);
+    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_TRUE(ReadInputs(*files, b->get(), {}).ok());
+    ASSERT_TRUE((*b)->Finish().ok());
+  }
+
+  // Writes `hosts` random hosts; ingests them as one table and as shards.
+  void MakeInputs(int hosts, uint32_t seed, bool common_span = true) {
+    std::vector<std::string> files;
+    for (int h = 0; h < hosts; ++h) {
+      const std::string name = absl::StrCat("host", h < 10 ? "0" : "", h, ".json");
+      std::ofstream(dir_ / "in" / name) << HostTrace(h, seed * 1000 + h, common_span);
+      files.push_back(name);
+    }
+    BuildBoth(files);
+  }
+  // Ingests in/`files` (sorted) as one table and as one shard each.
+  void BuildBoth(const std::vector<std::string>& files) {
+    Build({(dir_ / "in").string()}, Single());
+    for (const std::string& f : files) {
+      std::string h = f.substr(0, f.find('.'));
+      Build({(dir_ / "in" / f).string()}, ShardDir(h));
+      sources_.push_back(RunShardSource{h, ShardDir(h), ""});
+      hosts_.push_back(h);
+    }
+  }
+  std::string Single() const { return (dir_ / "single.tracetable").string(); }
+  std::string ShardDir(const std::string& h) const { return (dir_ / "run" / "shards" / (h + ".tracetable")).string(); }
+
+  std::unique_ptr<Table> OpenRun(size_t max_open = 64) {
+    Table::Options o;
+    o.max_open_shards = max_open;
+    absl::StatusOr<std::unique_ptr<Table>> single = Table::Open(Single());
+    EXPECT_TRUE(single.ok());
+    absl::StatusOr<std::unique_ptr<Table>> t =
+        OpenRunTable((dir_ / "run").string(), (*single)->meta().origin_ns(), sources_, o);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? std::move(*t) : nullptr;
+  }
+
+  // Every answer of the run (at most `max_open` shards open) against the one
+  // table's; `grid`: the shards share the run's summary grid.
+  void Compare(size_t max_open, bool grid);
+
+  fs::path dir_;
+  std::vector<std::string> hosts_;
+  std::vector<RunShardSource> sources_;
+};
+
+// The status and body; the counts of work done are cut out: "tiles_read"
+// and "bytes_read" count the shards' own tiles, which hold the same rows in
+// other blocks, and a run has no search index, so its search scans
+// ("scanned_items" differs, "indexed" is false) where one table looks up.
+// So is a flow's string id ("sid"): see ExpectSameTile.
+std::string Body(serve::Reply r) {
+  serve::Drain(&r);
+  std::string b = absl::StrCat(r.status, " ", r.body);
+  for (const std::string key : {"\"tiles_read\":", "\"bytes_read\":", "\"scanned_items\":", "\"indexed\":", "\"sid\":"}) {
+    for (size_t at = b.find(key); at != std::string::npos; at = b.find(key, at + 1)) {
+      size_t end = at + key.size();
+      while (end < b.size() && std::isalnum(static_cast<unsigned char>(b[end]))) ++end;
+      b.erase(at + key.size(), end - at - key.size());
+    }
+  }
+  return b;
+}
+
+// Where two answers first differ, with some context.
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const size_t from = i > 200 ? i - 200 : 0;
+  return absl::StrCat("sizes ", a.size(), "/", b.size(), " differ at ", i, "\n one: ", a.substr(from, 400),
+                      "\n run: ", b.substr(from, 400));
+}
+
+// Shards built on another summary grid than the run's answer coarse reads
+// with an error saying so; otherwise (and always at resolution 0) the answer
+// must be the one table's.
+bool same_grid = true;
+
+void ExpectSame(const std::string& one, const std::string& run, const std::string& what) {
+  if (!same_grid && !run.starts_with("200 ") && one.starts_with("200 ")) {
+    EXPECT_NE(run.find("summary grid"), std::string::npos) << what << ": " << run.substr(0, 300);
+    return;
+  }
+  EXPECT_TRUE(one == run) << what << ": " << FirstDifference(one, run);
+}
+
+Params P(std::initializer_list<std::pair<const std::string, std::string>> kv) { return Params(kv); }
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A tile answer with its string ids replaced by their text.
+std::string TileText(const std::string& body) {
+  absl::StatusOr<DecodedTile> t = DecodeTileAnswer(body);
+  if (!t.ok()) return std::string(t.status().message());
+  absl::flat_hash_map<uint32_t, std::string> text(t->strings.begin(), t->strings.end());
+  std::string out = absl::StrCat(t->level, " ", t->start, " ", t->width, " ", t->resolution, " ", t->bin, "\n");
+  for (const WindowItem& i : t->items) {
+    const TileRow& r = i.row;
+    absl::StrAppend(&out, i.track, " ", r.ts, " ", r.dur, " ", r.id, " ", r.value, " ", r.covered, " ",
+                    r.longest_dur, " ", text[r.name], " ", text[r.cat], " ", r.lane, " ", r.count, " ", r.flags,
+                    " ", text[r.flow_id], " ", text[r.flow_out], " ", text[r.flow_in], " ",
+                    static_cast<int>(r.kind), " ", i.summary, "\n");
+  }
+  return out;
+}
+
+// Tiles are the same bytes, or differ only in the string ids they name: a
+// run numbers a later shard's strings in its own order, where one ingest
+// interleaves them with the async keys it derives while reading ("key|input
+// N"); ids are the table's own numbering, the text they stand for is equal.
+void ExpectSameTile(serve::Reply one, serve::Reply run, const std::string& what) {
+  const std::string a = Body(std::move(one)), b = Body(std::move(run));
+  if (a == b) return;
+  if (!same_grid && !b.starts_with("200 ") && a.starts_with("200 ")) {
+    EXPECT_NE(b.find("summary grid"), std::string::npos) << what << ": " << b.substr(0, 300);
+    return;
+  }
+  ASSERT_TRUE(a.starts_with("200 ") && b.starts_with("200 ")) << what << ": " << FirstDifference(a, b);
+  const std::string ta = TileText(a.substr(4)), tb = TileText(b.substr(4));
+  EXPECT_TRUE(ta == tb) << what << ": " << FirstDifference(ta, tb);
+}
+
+// Every answer both tables give to the same request, side by side.
+void ExpectSameAnswers(const std::vector<serve::NamedTable>& ones, const std::vector<serve::NamedTable>& runs,
+                       const fs::path& scratch) {
+  const Table& one = *ones[0].table;
+  const Table& run = *runs[0].table;
+  ExpectSame(Body(serve::TableReply(ones[0])), Body(serve::TableReply(runs[0])), absl::StrCat("table"));
+  for (const Params& p :
+       {P({{"tag", "trace_viewer@"}}), P({{"tag", "trace_viewer@"}, {"resolution", "0"}}),
+        P({{"tag", "trace_viewer@"}, {"resolution", "100"}, {"host", "host01"}}),
+        P({{"tag", "trace_viewer@"}, {"search_prefix", "op"}})}) {
+    ExpectSame(Body(serve::XprofReply(ones, p)), Body(serve::XprofReply(runs, p)), absl::StrCat("xprof"));
+  }
+  std::vector<Params> windows = {
+      P({{"resolution_us", "0"}}),
+      P({{"resolution_us", "0"}, {"start_us", "20000"}, {"end_us", "20500.5"}}),
+      P({}),
+      P({{"resolution_us", "0.001"}}),
+      P({{"resolution_us", "0.1"}, {"start_us", "30000"}, {"end_us", "60000"}}),
+      P({{"resolution_us", "3"}}),
+      P({{"resolution_us", "50"}}),
+      P({{"resolution_us", "5000"}}),
+      P({{"resolution_us", "100000"}}),
+      P({{"resolution_us", "1"}, {"host", "host01"}}),
+      P({{"resolution_us", "0"}, {"pid", "2"}}),
+      P({{"resolution_us", "0"}, {"limit", "100"}}),
+  };
+  for (const Params& p : windows) {
+    std::string name;
+    for (const auto& [k, v] : p) absl::StrAppend(&name, k, "=", v, " ");
+    ExpectSame(Body(serve::WindowReply(one, p)), Body(serve::WindowReply(run, p)), absl::StrCat("window ", name));
+  }
+  for (int level : {0, 5, 10, 14, 17}) {
+    for (int k : {0, 1, 3}) {
+      for (const char* tracks : {"0,1,2,3", "4,5,6,7,8,9,10", "11,12,13,14,15,16,17,18,19,20"}) {
+        const Params p = P({{"level", absl::StrCat(level)}, {"k", absl::StrCat(k)}, {"tracks", tracks}});
+        ExpectSameTile(serve::TileReply(one, p), serve::TileReply(run, p),
+                       absl::StrCat("tile ", level, " ", k, " ", tracks));
+      }
+    }
+  }
+  for (const char* q : {"op1", "be", "req", "mark", "send", "zzz"}) {
+    const Params p = P({{"q", q}, {"count", "1"}, {"limit", "50"}});
+    ExpectSame(Body(serve::SearchReply(one, p)), Body(serve::SearchReply(run, p)), absl::StrCat("search ", q));
+  }
+  for (const Params& p : {P({}), P({{"start_us", "10000"}, {"end_us", "40000"}}), P({{"host", "host02"}})}) {
+    ExpectSame(Body(serve::StatsReply(one, p)), Body(serve::StatsReply(run, p)), absl::StrCat("stats"));
+  }
+  for (uint64_t id = 1; id < one.meta().num_events() + 10; id += 7) {
+    const Params p = P({{"id", absl::StrCat(id)}});
+    ExpectSame(Body(serve::EventReply(one, p)), Body(serve::EventReply(run, p)), absl::StrCat("event ", id));
+  }
+  for (int f = 0; f < 20; f += 3) {
+    const Params p = P({{"id", absl::StrCat("flow", f)}});
+    ExpectSame(Body(serve::FlowReply(one, p)), Body(serve::FlowReply(run, p)), absl::StrCat("flow ", f));
+    // The run's own string id of the flow finds the same ends.
+    std::string by_id = Body(serve::FlowReply(run, p));
+    serve::Reply raw = serve::FlowReply(run, p);
+    serve::Drain(&raw);
+    const size_t at = raw.body.find("\"sid\":");
+    if (at == std::string::npos || raw.body.compare(at + 6, 4, "null") == 0) continue;
+    const std::string sid = raw.body.substr(at + 6, raw.body.find(',', at) - at - 6);
+    ExpectSame(by_id, Body(serve::FlowReply(run, P({{"sid", sid}}))), absl::StrCat("flow sid ", sid));
+  }
+  for (const Params& p : {P({}), P({{"resolution_us", "0"}}), P({{"at_us", "50000"}, {"limit", "0"}})}) {
+    ExpectSame(Body(serve::MemoryReply(one, p)), Body(serve::MemoryReply(run, p)), absl::StrCat("memory"));
+  }
+  ASSERT_TRUE(ExportChromeTrace(one, one.meta().min_ts(), one.meta().max_end(), (scratch / "a.json").string()).ok());
+  ASSERT_TRUE(ExportChromeTrace(run, run.meta().min_ts(), run.meta().max_end(), (scratch / "b.json").string()).ok());
+  ExpectSame(ReadFile(scratch / "a.json"), ReadFile(scratch / "b.json"), "export");
+}
+
+void RunTableTest::Compare(size_t max_open, bool grid) {
+  absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+  ASSERT_TRUE(one.ok());
+  std::vector<serve::NamedTable> ones, runs;
+  ones.push_back(serve::NamedTable{"t", std::move(*one)});
+  runs.push_back(serve::NamedTable{"t", OpenRun(max_open)});
+  ASSERT_TRUE(runs[0].table);
+  same_grid = grid;
+  ExpectSameAnswers(ones, runs, dir_);
+  same_grid = true;
+  ASSERT_NE(runs[0].table->run(), nullptr);
+  EXPECT_LE(runs[0].table->run()->open_shards(), max_open);
+}
+
+TEST_F(RunTableTest, RunAnswersAsOneTable) {
+  MakeInputs(4, 1);
+  Compare(64, true);
+}
+
+// More shards than the LRU keeps open: answers stay exact, open shards bounded.
+TEST_F(RunTableTest, MoreShardsThanOpenAtOnce) {
+  MakeInputs(7, 2);
+  Compare(2, true);
+}
+
+TEST_F(RunTableTest, OneShardRun) {
+  MakeInputs(1, 3);
+  Compare(1, true);
+}
+
+// Hosts that start and end at other times: shards on their own origins and
+// grids. Resolution 0 (and everything read from it) is exact; coarser reads
+// are exact or refused, never different.
+TEST_F(RunTableTest, ShardsOnOtherGrids) {
+  MakeInputs(5, 4, /*common_span=*/false);
+  Compare(3, false);
+}
+
+// Real traces of other projects, grouped as the hosts of a run.
+TEST_F(RunTableTest, RealTracesAsHosts) {
+  const fs::path shared(TRACETABLE_SHARED_TRACES);
+  const std::vector<std::vector<std::string>> groups = {
+      {"kineto/sampled_rank-0.json.gz", "kineto/sampled_rank-1.json.gz"},
+      {"catapult/async_begin_end.json", "catapult/flow_simple.json", "catapult/instant_events.json",
+       "catapult/nestable_async.json", "catapult/simple_trace.json", "catapult/instance_counters.json"},
+      {"xspace/gpu_multi_worker_host179.xplane.pb", "kineto/sampled_rank-0.json.gz"},
+  };
+  int n = 0;
+  for (const auto& group : groups) {
+    if (!fs::exists(shared / group[0])) GTEST_SKIP() << "no shared traces at " << shared;
+    TearDown();
+    SetUp();
+    hosts_.clear();
+    sources_.clear();
+    std::vector<std::string> files;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const std::string name = fs::path(group[i]).filename().string();
+      const std::string f = absl::StrCat("h", i, "-", name.substr(0, name.find('.')), name.substr(name.find('.')));
+      fs::copy_file(shared / group[i], dir_ / "in" / f);
+      files.push_back(f);
+    }
+    BuildBoth(files);
+    SCOPED_TRACE(absl::StrCat("group ", n++));
+    Compare(2, false);
+  }
+}
+
+// A missing shard and a damaged one: the run opens, a query that needs them
+// fails naming the host, and queries of the other hosts answer as one table.
+TEST_F(RunTableTest, MissingAndDamagedShards) {
+  MakeInputs(4, 5);
+  fs::remove_all(ShardDir("host03"));
+  fs::path biggest;
+  for (const auto& e : fs::directory_iterator(ShardDir("host02"))) {
+    if (e.path().extension() == ".ldb" && (biggest.empty() || e.file_size() > fs::file_size(biggest))) {
+      biggest = e.path();
+    }
+  }
+  ASSERT_FALSE(biggest.empty());
+  {
+    std::fstream f(biggest, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(biggest) * 3 / 4));
+    const std::string junk(4096, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+  ASSERT_TRUE(one.ok());
+  std::unique_ptr<Table> run = OpenRun();
+  ASSERT_TRUE(run);
+  const std::string all = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}})));
+  EXPECT_TRUE(all.starts_with("500 ")) << all.substr(0, 300);
+  EXPECT_TRUE(all.find("host02") != std::string::npos || all.find("host03") != std::string::npos) << all.substr(0, 300);
+  const std::string broken = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host02"}})));
+  EXPECT_TRUE(broken.starts_with("500 ")) << broken.substr(0, 300);
+  EXPECT_NE(broken.find(R"(shard of host \"host02\")"), std::string::npos) << broken.substr(0, 300);
+  const std::string missing = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host03"}})));
+  EXPECT_TRUE(missing.starts_with("500 ")) << missing.substr(0, 300);
+  EXPECT_NE(missing.find(R"(shard of host \"host03\")"), std::string::npos) << missing.substr(0, 300);
+  // The other hosts answer with the same events (track numbers after the
+  // missing shard's differ: its tracks are unknown).
+  for (const char* host : {"host00", "host01"}) {
+    for (const char* res : {"0", "20"}) {
+      const Params p = P({{"resolution_us", res}, {"host", host}});
+      const std::string a = Body(serve::WindowReply(**one, p)), b = Body(serve::WindowReply(*run, p));
+      ASSERT_TRUE(b.starts_with("200 ")) << b.substr(0, 300);
+      EXPECT_EQ(a.substr(a.rfind("\"items\":")), b.substr(b.rfind("\"items\":"))) << host << " " << res;
+    }
+  }
+}
+
+// A shard replaced after the run was opened is refused, not read through
+// the old maps.
+TEST_F(RunTableTest, ReplacedShardIsRefused) {
+  MakeInputs(3, 6);
+  std::unique_ptr<Table> run = OpenRun(/*max_open=*/1);
+  ASSERT_TRUE(run);
+  fs::remove_all(ShardDir("host00"));
+  Build({(dir_ / "in" / "host01.json").string()}, ShardDir("host00"));
+  const std::string b = Body(serve::WindowReply(*run, P({{"resolution_us", "0"}, {"host", "host00"}})));
+  EXPECT_TRUE(b.starts_with("500 ")) << b.substr(0, 300);
+  EXPECT_NE(b.find("replaced"), std::string::npos) << b.substr(0, 300);
+}
+
+// A run folder (RUN manifest + shards/) opens through Table::Open as one
+// table; shards built on the run's origin (BuildOptions::origin_ns); adding a
+// shard makes an open run say it changed; a damaged manifest is an error.
+TEST_F(RunTableTest, RunFolderOpensAsOneTable) {
+  MakeInputs(3, 7);
+  absl::StatusOr<std::unique_ptr<Table>> single = Table::Open(Single());
+  ASSERT_TRUE(single.ok());
+  const int64_t origin = (*single)->meta().origin_ns();
+  const std::string run = (dir_ / "run").string();
+  for (const RunShardSource& src : sources_) {
+    fs::remove_all(src.dir);
+    Build({(dir_ / "in" / (src.host + ".json")).string()}, src.dir, origin);
+    absl::StatusOr<std::unique_ptr<Table>> shard = Table::Open(src.dir);
+    ASSERT_TRUE(shard.ok());
+    RunShardInfo info;
+    info.host = src.host;
+    info.dir = ShardDirFor(src.host);
+    info.table_id = (*shard)->identity();
+    info.input_name = src.host + ".json";
+    ASSERT_EQ(info.dir, absl::StrCat("shards/", src.host, ".tracetable"));
+    ASSERT_TRUE(UpdateRunManifest(run, [&](RunManifest& m) {
+                  m.origin_ns = origin;
+                  m.Put(info);
+                  return absl::OkStatus();
+                }).ok());
+  }
+  std::vector<serve::NamedTable> ones, runs;
+  ones.push_back(serve::NamedTable{"t", std::move(*single)});
+  absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE((*opened)->run(), nullptr);
+  runs.push_back(serve::NamedTable{"t", std::move(*opened)});
+  ExpectSameAnswers(ones, runs, dir_);
+  EXPECT_TRUE(runs[0].table->CheckStillOnDisk().ok());
+
+  ASSERT_TRUE(UpdateRunManifest(run, [](RunManifest&) { return absl::OkStatus(); }).ok());
+  const absl::Status changed = runs[0].table->CheckStillOnDisk();
+  EXPECT_FALSE(changed.ok());
+  EXPECT_NE(changed.message().find("run changed"), std::string::npos) << changed;
+
+  {
+    std::fstream f(dir_ / "run" / "RUN", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x7f');
+  }
+  absl::StatusOr<std::unique_ptr<Table>> damaged = Table::Open(run);
+  EXPECT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.status().message().find("corrupt run manifest"), std::string::npos) << damaged.status();
+}
+
+// Runs made by the ingest (cli/run_ingest.h): a folder of hosts with other
+// spans (shards rebuilt on the run's grid), and the same hosts added one by
+// one with --shard-of then --regrid. Every answer, at every resolution,
+// equals one table's.
+TEST_F(RunTableTest, IngestedRunsAnswerAsOneTableAtEveryResolution) {
+  MakeInputs(5, 8, /*common_span=*/false);
+  absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
+  ASSERT_TRUE(inputs.ok());
+  const std::string folder_run = (dir_ / "folder.tracetable").string();
+  absl::StatusOr<RunManifest> made = cli::IngestRun(*inputs, folder_run, 2, std::nullopt, {}, [](const auto&) {});
+  ASSERT_TRUE(made.ok()) << made.status();
+  const std::string added_run = (dir_ / "added.tracetable").string();
+  // The first host first: a run created by --shard-of takes its first
+  // timestamp as origin, as one table of the folder does (others would only
+  // move relative times: summary uids and cursors, not what they name).
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    absl::StatusOr<cli::ShardResult> r = cli::IngestShardOf((*inputs)[i], added_run, "", std::nullopt, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  ASSERT_TRUE(cli::RegridRun(added_run, 2, {}, [](const auto&) {}).ok());
+  for (const std::string& run : {folder_run, added_run}) {
+    SCOPED_TRACE(run);
+    absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+    absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+    ASSERT_TRUE(one.ok() && opened.ok()) << opened.status();
+    std::vector<serve::NamedTable> ones, runs;
+    ones.push_back(serve::NamedTable{"t", std::move(*one)});
+    runs.push_back(serve::NamedTable{"t", std::move(*opened)});
+    ExpectSameAnswers(ones, runs, dir_);
+  }
+}
+
+}  // namespace
+}  // namespace tracetable
