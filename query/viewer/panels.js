@@ -212,7 +212,7 @@ export class Panels {
   showTab(name) {
     for (const b of document.querySelectorAll('.tabs button')) b.classList.toggle('active', b.dataset.tab === name);
     for (const el of document.querySelectorAll('#side .tab-body')) el.hidden = el.id !== name;
-    if (name === 'stats') { this.stats.key = ''; this.scheduleStats(); }
+    if (name === 'stats') { this.stats.key = ''; this.scheduleStats(0); }
     if (name === 'memory') this.app.memoryOpened();
   }
 
@@ -225,7 +225,10 @@ export class Panels {
     return [a, Math.max(a, b), !!S.range];
   }
 
-  scheduleStats() {
+  // Pans and zooms change the span many times a second: wait for the view to
+  // settle. Opening the tab (also what a finished range selection does)
+  // asks at once.
+  scheduleStats(delay = 350) {
     const { S } = this.app;
     if ($('stats').hidden || !S.table) return;
     const [a, b] = this.statsSpan();
@@ -233,7 +236,7 @@ export class Panels {
     if (key === this.stats.key) return;
     this.stats.key = key;
     clearTimeout(this.stats.timer);
-    this.stats.timer = setTimeout(() => this.loadStats(), 350);
+    this.stats.timer = setTimeout(() => this.loadStats(), delay);
   }
 
   async loadStats() {
