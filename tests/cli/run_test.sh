@@ -7,14 +7,6 @@
 set -u
 tt=$1 gen=$2 shared=$3
 source "$(dirname "$0")/test_lib.sh"
-bg_pids=()
-cleanups+=('for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
-
-wait_for() {
-  for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
-  fail "timed out waiting for $1"
-  return 1
-}
 # jq-less JSON field access: field EXPR evaluated on info --json.
 info_field() { "$tt" info "$1" --json | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
 temps() { compgen -G "$1/shards/*.tmp-*" || true; compgen -G "$1.tmp-*" || true; compgen -G "$1/RUN.tmp-*" || true; }

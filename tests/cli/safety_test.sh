@@ -9,15 +9,6 @@
 set -u
 tt=$1 gen=$2 shared=$3
 source "$(dirname "$0")/test_lib.sh"
-bg_pids=()
-cleanups+=('for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
-
-# wait_for PATH: until PATH exists (synchronisation with a background process).
-wait_for() {
-  for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
-  fail "timed out waiting for $1"
-  return 1
-}
 
 leftovers() { compgen -G "$1.tmp-*" || true; }
 events() { "$tt" info "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])'; }

@@ -1,6 +1,7 @@
 # Shared by the CLI tests (sourced): a scratch folder $work removed at exit,
-# pass/fail counting, and expect_fail. Call finish last: it prints the counts
-# and gives the test's exit status.
+# pass/fail counting, expect_fail, background processes killed at exit and
+# wait_for. Call finish last: it prints the counts and gives the test's exit
+# status.
 work=$(mktemp -d)
 cleanups=()
 trap 'for c in "${cleanups[@]}"; do eval "$c"; done; rm -rf "$work"' EXIT
@@ -21,6 +22,17 @@ expect_fail() {
   else
     ok
   fi
+}
+
+# Background processes a test starts (bg_pids+=($!)) are killed at exit.
+bg_pids=()
+cleanups+=('for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done')
+
+# wait_for PATH: until PATH exists (synchronisation with a background process).
+wait_for() {
+  for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
+  fail "timed out waiting for $1"
+  return 1
 }
 
 finish() {

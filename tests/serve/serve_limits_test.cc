@@ -31,6 +31,7 @@
 #include "query/serve/server.h"
 #include "query/serve/work_pool.h"
 #include "zlib.h"
+#include "tests/serve/gunzip.h"
 
 namespace tracetable::serve {
 namespace {
@@ -119,24 +120,6 @@ Http Get(int port, const std::string& target, const std::string& extra_headers =
     at = eol + 2 + n + 2;
   }
   return h;
-}
-
-std::string Gunzip(const std::string& in) {
-  z_stream z{};
-  inflateInit2(&z, 15 + 16);
-  std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  char buf[1 << 16];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof(buf);
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - z.avail_out);
-  }
-  inflateEnd(&z);
-  return rc == Z_STREAM_END ? out : "<bad gzip>";
 }
 
 int Ingest(const std::string& input, const std::string& out) {

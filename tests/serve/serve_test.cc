@@ -29,27 +29,11 @@
 #include "query/window.h"
 #include "simdjson.h"
 #include "zlib.h"
+#include "tests/serve/gunzip.h"
 
 namespace tracetable::serve {
 namespace {
 
-std::string Gunzip(const std::string& in) {
-  z_stream z{};
-  inflateInit2(&z, 15 + 16);
-  std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  char buf[1 << 16];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof(buf);
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - z.avail_out);
-  }
-  inflateEnd(&z);
-  return rc == Z_STREAM_END ? out : "<bad gzip>";
-}
 namespace fs = std::filesystem;
 
 constexpr int kParents = 400;  // per host
