@@ -21,7 +21,9 @@ const GROUP_TRACKS = 8;            // tracks per tile request
 const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
-const NEAR_COARSER = 2;            // levels coarser for groups a screen away
+const PREFETCH_IDLE_MS = 250;      // a view ready this long without input prefetches
+const NEAR_COARSER = 2;            // at least this many levels coarser for groups a screen away,
+const NEAR_LEVEL_STEP = 3;         // on levels that are multiples of this (kept over zoom steps)
 const PAN_FRACTION = 0.25;         // of the view, one a/d step
 const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
 
@@ -39,6 +41,7 @@ const tt = (window.__tt = {
   ready: false,
   viewSeq: 0,       // bumped by every change of what is visible
   readySeq: -1,     // viewSeq of the last frame drawn from complete data
+  prefetchSeq: -1,  // viewSeq of the last view whose prefetches were asked for
   cancelled: 0,
   logTrack: undefined,  // set to a track id: lastDraw lists what was drawn on it
   lastDraw: null,
@@ -318,24 +321,26 @@ function planFrame() {
   const needed = new Set(), pinned = new Set();
   const want = [];
   let missing = 0;
-  // Groups within a screen above or below are fetched once the visible
-  // ones are in (their requests would delay the visible tiles otherwise).
-  const visibleNow = S.groups.filter((g) => inBand(g, top, top + H));
-  const visibleDone = visibleNow.every((g) => ks.every((k) => cache.has(tileKey(S.table.name, g.key, level, k))));
-  // Groups a screen away get tiles NEAR_COARSER levels coarser: a scroll
-  // draws them at once as stand-ins, for a quarter of the bytes.
-  const nearLevel = Math.min(MAX_TILE_LEVEL, level + NEAR_COARSER);
+  // Prefetch (groups within a screen above or below, tiles left and right)
+  // waits until the view has been ready for PREFETCH_IDLE_MS: during a run
+  // of zoom steps each view is left at once, and its prefetches would only
+  // be bytes on the wire and work taken from the next view's tiles.
+  const idle = readySince.seq === tt.viewSeq && performance.now() - readySince.t >= PREFETCH_IDLE_MS;
+  // Groups a screen away get tiles at least NEAR_COARSER levels coarser, on
+  // every NEAR_LEVEL_STEP-th level: a scroll draws them at once as
+  // stand-ins, and the same tiles serve several zoom steps.
+  const nearLevel = Math.min(MAX_TILE_LEVEL, Math.ceil((level + NEAR_COARSER) / NEAR_LEVEL_STEP) * NEAR_LEVEL_STEP);
   const nearKs = axis.tilesFor(nearLevel, v0, v1);
   for (const g of S.groups) {
     const visible = inBand(g, top, top + H);
     const near = inBand(g, top - H, top + 2 * H);
-    if (!visible && !(near && visibleDone)) continue;
+    if (!visible && !(near && idle)) continue;
     if (!visible) {
       for (const k of nearKs) {
         const key = tileKey(S.table.name, g.key, nearLevel, k);
         needed.add(key);
         if (cache.has(key)) pinned.add(key);
-        else want.push({ key, g, level: nearLevel, k, visible: false });
+        else want.push({ key, g, level: nearLevel, k, visible: false, why: 'near' });
       }
       continue;
     }
@@ -349,7 +354,7 @@ function planFrame() {
         entries.push({ tile, a: tile.start, b: tile.start + tile.width, exact: true });
         continue;
       }
-      want.push({ key, g, level, k, visible: true });
+      want.push({ key, g, level, k, visible: true, why: 'visible' });
       missing++;
       const a = axis.full[0] + k * TimeAxis.tileWidthUs(level);
       entries.push(...standIns(g, level, k, a, a + TimeAxis.tileWidthUs(level)));
@@ -361,7 +366,7 @@ function planFrame() {
   // Once the visible tiles are in, the neighbours a pan (a/d: a quarter of
   // the view) would need next: only on a side where the loaded tiles reach
   // less than that past the view's edge.
-  if (missing === 0 && ks.length) {
+  if (idle && missing === 0 && ks.length) {
     const tw = TimeAxis.tileWidthUs(level), reach = PAN_FRACTION * (v1 - v0);
     const sides = [];
     if (v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
@@ -372,7 +377,7 @@ function planFrame() {
         if (k < 0 || k > axis.lastTile(level)) continue;
         const key = tileKey(S.table.name, g.key, level, k);
         needed.add(key);
-        if (!cache.has(key)) want.push({ key, g, level, k, visible: false });
+        if (!cache.has(key)) want.push({ key, g, level, k, visible: false, why: 'side' });
       }
     }
   }
@@ -385,11 +390,12 @@ function planFrame() {
     // not taken back from the server.
     if (!w.visible && loader.inflight >= PREFETCH_INFLIGHT) break;
     loader.request(w.key, tileUrl(w.g, w.level, w.k), axis.full[0], {
-      level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible,
+      level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible, why: w.why,
       start: axis.full[0] + w.k * TimeAxis.tileWidthUs(w.level),
       end: axis.full[0] + (w.k + 1) * TimeAxis.tileWidthUs(w.level),
     });
   }
+  if (idle) tt.prefetchSeq = tt.viewSeq;
   tt.requests = loader.requests;
   tt.inflight = loader.inflight;
   tt.cancelled = loader.cancelled;
@@ -402,6 +408,7 @@ function planFrame() {
 // would spend the time the last ones need: redraw at most every
 // PARTIAL_REDRAW_MS until the last visible one is in, then at once.
 let partialTimer = 0;
+let readySince = { seq: -1, t: 0 };  // the view last drawn ready, and since when
 function onTile(key, tile, rec) {
   if (!S.table || rec.table !== S.table.name) { tt.dropped++; return; }
   for (const [id, s] of tile.strings) S.strings.set(id, s);
@@ -472,6 +479,12 @@ function draw() {
     tt.ready = true;
     tt.readySeq = seq;
     setViewState('ready');
+    if (readySince.seq !== seq) {
+      readySince = { seq, t: performance.now() };
+      tt.readySince = readySince.t;
+      // The frame that asks for this view's prefetches, if it is still shown.
+      setTimeout(() => { if (readySince.seq === tt.viewSeq) requestDraw(); }, PREFETCH_IDLE_MS);
+    }
   } else {
     setViewState('loading');
   }

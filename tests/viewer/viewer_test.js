@@ -139,20 +139,28 @@ async function main() {
     await page.screenshot({ path: path.join(artifacts, '02-zoomed.png') });
 
     // 2a. Prefetch policy, for a fresh view once its prefetches are in:
-    // groups off screen are asked two levels coarser; at the view's level
-    // only visible groups, and a neighbour tile only on a side where the
-    // loaded tiles reach less than a quarter of the view past its edge.
+    // nothing but visible tiles until the view has been ready for 250 ms;
+    // then groups off screen are asked at least two levels coarser, on a
+    // level that is a multiple of 3; at the view's level only visible
+    // groups, and a neighbour tile only on a side where the loaded tiles
+    // reach less than a quarter of the view past its edge.
     const pf0 = await page.evaluate(() => {
       const v = window.__tt.S.view;
       const a = v[0] + (v[1] - v[0]) * 0.3;
       window.__tt.setView(a, a + (v[1] - v[0]) * 0.6);
       return window.__tt.requests.length;
     });
-    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0, null, 'view and prefetches in');
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.prefetchSeq === window.__tt.viewSeq &&
+      window.__tt.inflight === 0, null, 'view and prefetches in');
     await page.waitForTimeout(300);
+    const early = await page.evaluate((n) => window.__tt.requests.slice(n).filter((r) => !r.visible)
+      .map((r) => r.t0 - window.__tt.readySince), pf0);
+    check(early.length > 0 && early.every((dt) => dt >= 249),
+      `prefetches asked only once the view was ready for 250 ms (${early.length}, earliest after ${Math.round(Math.min(...early))} ms)`);
     const pf = await page.evaluate((n) => {
       const { axis, S } = window.__tt;
       const level = axis.tileLevel(), [v0, v1] = axis.view;
+      const nearLevel = Math.ceil((level + 2) / 3) * 3;
       const ks = axis.tilesFor(level, v0, v1), tw = 512 * 2 ** level / 1000;
       const reach = 0.25 * (v1 - v0);
       const left = v0 - (S.full[0] + ks[0] * tw) < reach, right = S.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach;
@@ -160,12 +168,12 @@ async function main() {
       const bad = [];
       const visibleGroups = new Set(reqs.filter((r) => r.visible).map((r) => r.tracks));
       for (const r of reqs.filter((x) => !x.visible)) {
-        if (r.level === level + 2 && !visibleGroups.has(r.tracks)) continue;
+        if (r.level === nearLevel && !visibleGroups.has(r.tracks)) continue;
         if (r.level === level && visibleGroups.has(r.tracks) &&
             ((r.k === ks[0] - 1 && left) || (r.k === ks[ks.length - 1] + 1 && right))) continue;
         bad.push(`${r.level}/${r.k}/${r.tracks}`);
       }
-      return { level, near: reqs.filter((r) => !r.visible && r.level === level + 2).length,
+      return { level, near: reqs.filter((r) => !r.visible && r.level === nearLevel).length,
         side: reqs.filter((r) => !r.visible && r.level === level).length, left, right, bad };
     }, pf0);
     check(pf.bad.length === 0 && pf.near > 0,
