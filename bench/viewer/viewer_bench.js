@@ -180,15 +180,19 @@ async function runOnce(browser, baseUrl, table, tiles, o) {
   // Zoom around a third of the plot, where the trace is busy.
   await page.mouse.move(box.x + 220 + (box.width - 220) * 0.37, box.y + 100);
   await page.waitForTimeout(300);
-  const plan = [['w', 5], ['s', 5], ['d', 2], ['a', 2], ['wheel-in', 3], ['wheel-out', 3]];
-  for (const [what, times] of plan) {
+  // Last, pans right after zooming into views not seen ('w2', then
+  // 'd-fresh'/'a-fresh': what a pan costs when prefetch has not guessed it).
+  const plan = [['w', 5], ['s', 5], ['d', 2], ['a', 2], ['wheel-in', 3], ['wheel-out', 3],
+    ['w2', 7, 'w'], ['d-fresh', 2, 'd'], ['a-fresh', 2, 'a']];
+  for (const [label, times, key] of plan) {
+    const what = key || label;
     for (let i = 0; i < times; i++) {
       const r0 = await reqCount(), b0 = tiles ? await tileBytes() : 0, w0 = wire;
       if (what === 'wheel-in' || what === 'wheel-out') await page.mouse.wheel(0, what === 'wheel-in' ? -462 : 462);  // 2x
       else await page.keyboard.press(what);
       const ms = tiles ? await waitTilesReady(page) : await waitJsonReady(page);
       await page.waitForTimeout(tiles ? o.settle : 50);  // prefetches settle before the next step's count
-      out.steps.push({ step: what, ms: Math.round(ms * 10) / 10, requests: (await reqCount()) - r0,
+      out.steps.push({ step: label, ms: Math.round(ms * 10) / 10, requests: (await reqCount()) - r0,
         tile_bytes: tiles ? (await tileBytes()) - b0 : null, wire_bytes: wire - w0,
         visible_wire_bytes: tiles ? await visibleWire(r0) : null,
         prefetch_wire_bytes: tiles ? await prefetchWire(r0) : null, heap_mb: await heap() });

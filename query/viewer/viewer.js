@@ -22,6 +22,7 @@ const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
 const PREFETCH_IDLE_MS = 250;      // a view ready this long without input prefetches
+const SIDES_IDLE_MS = 1000;        // ... and after a zoom, this long: the tiles left and right
 const NEAR_COARSER = 2;            // at least this many levels coarser for groups a screen away,
 const NEAR_LEVEL_STEP = 3;         // on levels that are multiples of this (kept over zoom steps)
 const PAN_FRACTION = 0.25;         // of the view, one a/d step
@@ -68,6 +69,7 @@ const S = {
   dpr: window.devicePixelRatio || 1,
   plan: new Map(),
   pinned: new Set(),
+  panDir: 0,           // the last view change: -1/+1 a pan left/right, 0 a zoom or jump
 };
 
 const axis = new TimeAxis();
@@ -325,7 +327,8 @@ function planFrame() {
   // waits until the view has been ready for PREFETCH_IDLE_MS: during a run
   // of zoom steps each view is left at once, and its prefetches would only
   // be bytes on the wire and work taken from the next view's tiles.
-  const idle = readySince.seq === tt.viewSeq && performance.now() - readySince.t >= PREFETCH_IDLE_MS;
+  const readyFor = readySince.seq === tt.viewSeq ? performance.now() - readySince.t : -1;
+  const idle = readyFor >= PREFETCH_IDLE_MS;
   // Groups a screen away get tiles at least NEAR_COARSER levels coarser, on
   // every NEAR_LEVEL_STEP-th level: a scroll draws them at once as
   // stand-ins, and the same tiles serve several zoom steps.
@@ -365,12 +368,15 @@ function planFrame() {
   }
   // Once the visible tiles are in, the neighbours a pan (a/d: a quarter of
   // the view) would need next: only on a side where the loaded tiles reach
-  // less than that past the view's edge.
-  if (idle && missing === 0 && ks.length) {
+  // less than that past the view's edge. The next step is most likely the
+  // same kind as the last: after a pan, the side it went to; after a zoom
+  // (another zoom likely), both sides only once the view has stayed longer.
+  const bothSides = readyFor >= SIDES_IDLE_MS;
+  if (idle && (bothSides || S.panDir !== 0) && missing === 0 && ks.length) {
     const tw = TimeAxis.tileWidthUs(level), reach = PAN_FRACTION * (v1 - v0);
     const sides = [];
-    if (v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
-    if (axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
+    if ((bothSides || S.panDir < 0) && v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
+    if ((bothSides || S.panDir > 0) && axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
     for (const g of S.groups) {
       if (!inBand(g, top, top + H)) continue;
       for (const k of sides) {
@@ -395,7 +401,7 @@ function planFrame() {
       end: axis.full[0] + (w.k + 1) * TimeAxis.tileWidthUs(w.level),
     });
   }
-  if (idle) tt.prefetchSeq = tt.viewSeq;
+  if (bothSides) tt.prefetchSeq = tt.viewSeq;
   tt.requests = loader.requests;
   tt.inflight = loader.inflight;
   tt.cancelled = loader.cancelled;
@@ -482,8 +488,8 @@ function draw() {
     if (readySince.seq !== seq) {
       readySince = { seq, t: performance.now() };
       tt.readySince = readySince.t;
-      // The frame that asks for this view's prefetches, if it is still shown.
-      setTimeout(() => { if (readySince.seq === tt.viewSeq) requestDraw(); }, PREFETCH_IDLE_MS);
+      // The frames that ask for this view's prefetches, if it is still shown.
+      for (const ms of [PREFETCH_IDLE_MS, SIDES_IDLE_MS]) setTimeout(() => { if (readySince.seq === tt.viewSeq) requestDraw(); }, ms);
     }
   } else {
     setViewState('loading');
@@ -499,6 +505,9 @@ function setView(a, b) {
   const pad = full * 0.1;
   let s = a + (b - a - span) / 2;
   s = Math.max(axis.full[0] - pad, Math.min(s, axis.full[1] + pad - span));
+  // A pan keeps the span (its direction guides prefetch); anything else is a zoom or a jump.
+  const [o0, o1] = axis.view;
+  S.panDir = Math.abs(span - (o1 - o0)) <= 1e-9 * span ? Math.sign(s - o0) : 0;
   axis.view = [s, s + span];
   viewChanged();
 }

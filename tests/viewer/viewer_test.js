@@ -141,9 +141,10 @@ async function main() {
     // 2a. Prefetch policy, for a fresh view once its prefetches are in:
     // nothing but visible tiles until the view has been ready for 250 ms;
     // then groups off screen are asked at least two levels coarser, on a
-    // level that is a multiple of 3; at the view's level only visible
-    // groups, and a neighbour tile only on a side where the loaded tiles
-    // reach less than a quarter of the view past its edge.
+    // level that is a multiple of 3; after this zoom, the neighbour tiles
+    // at the view's level (of visible groups only, and only on a side where
+    // the loaded tiles reach less than a quarter of the view past its edge)
+    // once the view has been ready for 1 s.
     const pf0 = await page.evaluate(() => {
       const v = window.__tt.S.view;
       const a = v[0] + (v[1] - v[0]) * 0.3;
@@ -153,10 +154,15 @@ async function main() {
     await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.prefetchSeq === window.__tt.viewSeq &&
       window.__tt.inflight === 0, null, 'view and prefetches in');
     await page.waitForTimeout(300);
-    const early = await page.evaluate((n) => window.__tt.requests.slice(n).filter((r) => !r.visible)
-      .map((r) => r.t0 - window.__tt.readySince), pf0);
-    check(early.length > 0 && early.every((dt) => dt >= 249),
-      `prefetches asked only once the view was ready for 250 ms (${early.length}, earliest after ${Math.round(Math.min(...early))} ms)`);
+    const early = await page.evaluate((n) => {
+      const level = window.__tt.axis.tileLevel();
+      return window.__tt.requests.slice(n).filter((r) => !r.visible)
+        .map((r) => ({ side: r.level === level, dt: r.t0 - window.__tt.readySince }));
+    }, pf0);
+    const near = early.filter((x) => !x.side), side = early.filter((x) => x.side);
+    check(near.length > 0 && near.every((x) => x.dt >= 249) && side.every((x) => x.dt >= 999),
+      `prefetches asked only once the view was ready: ${near.length} of groups a screen away after ${Math.round(Math.min(...near.map((x) => x.dt)))} ms, ` +
+      `${side.length} neighbours after ${side.length ? Math.round(Math.min(...side.map((x) => x.dt))) : '-'} ms (≥ 250, ≥ 1000)`);
     const pf = await page.evaluate((n) => {
       const { axis, S } = window.__tt;
       const level = axis.tileLevel(), [v0, v1] = axis.view;
@@ -178,6 +184,26 @@ async function main() {
     }, pf0);
     check(pf.bad.length === 0 && pf.near > 0,
       `prefetches follow the policy at level ${pf.level}: ${pf.near} coarser tiles of groups a screen away, ${pf.side} neighbours (left ${pf.left}, right ${pf.right})${pf.bad.length ? '; not: ' + pf.bad.slice(0, 3) : ''}`);
+    // After a pan (the span kept) to a view not seen, the neighbour on the
+    // side it went to comes at 250 ms, the other side's not before 1 s.
+    const pan0 = await page.evaluate(() => {
+      const [a, b] = window.__tt.S.view;
+      window.__tt.setView(a + 3 * (b - a), b + 3 * (b - a));
+      return window.__tt.requests.length;
+    });
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.prefetchSeq === window.__tt.viewSeq &&
+      window.__tt.inflight === 0, null, 'panned view and prefetches in');
+    const pan = await page.evaluate((n) => {
+      const { axis, S } = window.__tt;
+      const level = axis.tileLevel(), [v0, v1] = axis.view;
+      const ks = axis.tilesFor(level, v0, v1), tw = 512 * 2 ** level / 1000, reach = 0.25 * (v1 - v0);
+      const right = S.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach && ks[ks.length - 1] < axis.lastTile(level);
+      const side = window.__tt.requests.slice(n).filter((r) => !r.visible && r.level === level)
+        .map((r) => ({ k: r.k, dt: r.t0 - window.__tt.readySince }));
+      return { right, early: side.filter((x) => x.dt < 999), late: side.filter((x) => x.dt >= 999), last: ks[ks.length - 1] };
+    }, pan0);
+    check(pan.early.every((x) => x.k === pan.last + 1) && pan.early.every((x) => x.dt >= 249) && (!pan.right || pan.early.length > 0),
+      `after a pan right: ${pan.early.length} right neighbours first (needed: ${pan.right}), ${pan.late.length} more after 1 s`);
 
     // 2b. What the page draws for one track is exactly what its tiles hold.
     const probe = await page.evaluate(() => {
