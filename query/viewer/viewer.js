@@ -26,7 +26,7 @@ const SIDES_IDLE_MS = 1000;        // ... and after a zoom, this long: the tiles
 const NEAR_COARSER = 2;            // at least this many levels coarser for groups a screen away,
 const NEAR_LEVEL_STEP = 3;         // on levels that are multiples of this (kept over zoom steps)
 const PAN_FRACTION = 0.25;         // of the view, one a/d step
-const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
+const PARTIAL_REDRAW_MS = 300;     // redraws while visible tiles arrive
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
 const tt = (window.__tt = {
@@ -82,7 +82,8 @@ const actx = axisCanvas.getContext('2d');
 const renderer = new Renderer(canvas);
 const cache = new TileCache(CACHE_BYTES);
 const loader = new TileLoader(onTile, onTileError);
-const farEnds = new FarEnds(() => requestDraw());
+// A far end arriving while visible tiles load is drawn with the last of them.
+const farEnds = new FarEnds(() => { if (!loader.visiblePending()) requestDraw(); });
 
 const stringsByTable = new Map();  // table name -> (string id -> text)
 
@@ -473,6 +474,7 @@ function draw() {
   if (S.selected) panels.refreshFlows(S.selected);
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
+  tt.drawTotalMs = (tt.drawTotalMs || 0) + tt.drawMs;
   tt.rowLabels = renderer.labels;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, depths: renderer.log.depths, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };
@@ -734,6 +736,8 @@ tt.S = S;
 tt.axis = axis;
 tt.cache = cache;
 tt.setView = (a, b) => setView(a, b);
+// Tests: forget every decoded tile, so what the next view asks for is all its own.
+tt.dropTiles = () => cache.clear();
 // Page coordinates of a drawn, selectable event at least minPx wide.
 tt.visibleEvent = (minPx = 6, prefix = '') => {
   if (!S.frame) return null;

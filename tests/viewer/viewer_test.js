@@ -146,6 +146,7 @@ async function main() {
     // the loaded tiles reach less than a quarter of the view past its edge)
     // once the view has been ready for 1 s.
     const pf0 = await page.evaluate(() => {
+      window.__tt.dropTiles();
       const v = window.__tt.S.view;
       const a = v[0] + (v[1] - v[0]) * 0.3;
       window.__tt.setView(a, a + (v[1] - v[0]) * 0.6);
@@ -187,6 +188,7 @@ async function main() {
     // After a pan (the span kept) to a view not seen, the neighbour on the
     // side it went to comes at 250 ms, the other side's not before 1 s.
     const pan0 = await page.evaluate(() => {
+      window.__tt.dropTiles();
       const [a, b] = window.__tt.S.view;
       window.__tt.setView(a + 3 * (b - a), b + 3 * (b - a));
       return window.__tt.requests.length;
