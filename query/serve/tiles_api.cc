@@ -21,6 +21,15 @@ const std::string* Get(const Params& p, const std::string& key) {
   return it == p.end() ? nullptr : &it->second;
 }
 
+// Tiles of levels that cut the table into at most about 8: the ones every
+// viewer's first views ask for (a whole-span view of up to ~4,000 px), few
+// enough to keep. Finer tiles are rarely asked twice and would only push
+// them (and heavy windows) out of the cache.
+bool IsCoarseTile(const Table& table, int level) {
+  const int64_t span = table.meta().max_end() - table.meta().min_ts();
+  return level >= 40 || TileWidth(level) * 8 >= span;  // 2^40 ns bins: days; no overflow below
+}
+
 }  // namespace
 
 Reply TileReply(const Table& table, const Params& params, AnswerCache* cache) {
@@ -71,7 +80,7 @@ Reply TileReply(const Table& table, const Params& params, AnswerCache* cache) {
   }
   absl::StatusOr<std::string> body = EncodeTileAnswer(table, req, *result);
   if (!body.ok()) return ErrorReply(500, std::string(body.status().message()));
-  if (cache) cache->Put(key, *body);
+  if (cache && IsCoarseTile(table, req.level)) cache->Put(key, *body);
   Reply r;
   r.body = std::move(*body);
   r.content_type = "application/octet-stream";

@@ -3,7 +3,8 @@
 // for the life of a table, so the front serves them as immutable). Bad
 // parameters are a JSON 400 naming the parameter, as for the other calls.
 //
-// With a cache, an answer made once is kept under its ETag (which names the
+// With a cache, the answer of a coarse tile (of a level that cuts the table
+// into at most about 8) made once is kept under its ETag (which names the
 // table's identity and the request, so equal keys are equal bytes) and sent
 // again from memory: every viewer opening a table asks for the same
 // whole-span tiles first, whose windows cost tens of ms each at 100M events.

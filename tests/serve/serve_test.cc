@@ -398,12 +398,17 @@ TEST_F(ServeTest, CompactTileIsTheSameAnswerAndRevalidates) {
   }
 }
 
-// A tile made once is kept (under its ETag) and sent again from memory:
+// A coarse tile made once is kept (under its ETag) and sent again from memory:
 // the same bytes as made cold and as QueryTile + EncodeTileAnswer, gzip or
 // not, its Server-Timing saying `cache`; the same request on another table
 // is that table's own answer, never the kept one.
 TEST_F(ServeTest, KeptTileIsTheColdAnswer) {
-  const std::string q = "tile?level=9&k=5&tracks=0,1,2&v=2";
+  // A coarse tile: its level cuts the table into at most 8.
+  const int64_t span = T("single").meta().max_end() - T("single").meta().min_ts();
+  int level = 0;
+  while (TileWidth(level) * 8 < span) ++level;
+  ASSERT_GT(level, 0);
+  const std::string q = absl::StrCat("tile?level=", level, "&k=0&tracks=0,1,2&v=2");
   httplib::Client c("127.0.0.1", port_);
   auto cold = c.Get(("/api/tables/single/" + q).c_str());
   ASSERT_TRUE(cold);
@@ -417,7 +422,7 @@ TEST_F(ServeTest, KeptTileIsTheColdAnswer) {
   EXPECT_EQ(warm->get_header_value("ETag"), cold->get_header_value("ETag"));
   EXPECT_EQ(warm->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
   EXPECT_EQ(warm->get_header_value("Content-Type"), "application/octet-stream");
-  const TileRequest req{9, 5, {0, 1, 2}, kTileCompactVersion};
+  const TileRequest req{level, 0, {0, 1, 2}, kTileCompactVersion};
   absl::StatusOr<WindowResult> direct = QueryTile(T("single"), req);
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(warm->body, *EncodeTileAnswer(T("single"), req, *direct));
@@ -434,6 +439,15 @@ TEST_F(ServeTest, KeptTileIsTheColdAnswer) {
   absl::StatusOr<WindowResult> multi = QueryTile(T("multi"), req);
   ASSERT_TRUE(multi.ok());
   EXPECT_EQ(other->body, *EncodeTileAnswer(T("multi"), req, *multi));
+
+  // A finer tile is made again each time (not kept).
+  const std::string fine = absl::StrCat("/api/tables/single/tile?level=", level - 1, "&k=1&tracks=0,1,2&v=2");
+  for (int i = 0; i < 2; ++i) {
+    auto f = c.Get(fine.c_str());
+    ASSERT_TRUE(f);
+    ASSERT_EQ(f->status, 200);
+    EXPECT_TRUE(absl::StartsWith(f->get_header_value("Server-Timing"), "query;dur=")) << i;
+  }
 }
 
 TEST_F(ServeTest, TileBadRequestsNameTheParameter) {
