@@ -6,8 +6,12 @@
 // page-side time of each tile (request to decoded), and the busy time of
 // the page's main thread and of the loader worker from the trace (CDP
 // `Tracing`), split by what ran (script, style/layout, paint, GC).
+// With --keys (e.g. wwwww), then those key presses one by one (cursor at a
+// third of the plot, as bench/viewer/viewer_bench.js): per step the time to
+// `ready`, each tile's page time (request to decoded) and Server-Timing,
+// and the last draw's time.
 //
-// usage: node bench/viewer/first_load.js --build BUILD [--reps N] [--serve-args "A B"] TABLE.tracetable
+// usage: node bench/viewer/first_load.js --build BUILD [--reps N] [--keys KEYS] [--serve-args "A B"] TABLE.tracetable
 'use strict';
 
 const path = require('path');
@@ -17,11 +21,12 @@ const repo = path.resolve(__dirname, '..', '..');
 const { chromium } = require(path.join(repo, 'tests', 'viewer', 'node_modules', 'playwright-core'));
 
 function args(argv) {
-  const o = { build: path.join(repo, 'build'), reps: 3, serveArgs: [], table: null };
+  const o = { build: path.join(repo, 'build'), reps: 3, serveArgs: [], keys: '', table: null };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--build') o.build = argv[++i];
     else if (argv[i] === '--reps') o.reps = Number(argv[++i]);
     else if (argv[i] === '--serve-args') o.serveArgs = argv[++i].split(' ').filter(Boolean);
+    else if (argv[i] === '--keys') o.keys = argv[++i];
     else o.table = argv[i];
   }
   if (!o.table) throw new Error('usage: first_load.js --build BUILD [--reps N] TABLE.tracetable');
@@ -87,7 +92,7 @@ function summarizeTrace(events) {
   return out;
 }
 
-async function once(browser, url, table) {
+async function once(browser, url, table, keys) {
   const context = await browser.newContext({ viewport: { width: 1600, height: 900 } });
   const page = await context.newPage();
   const reqs = [];
@@ -138,8 +143,25 @@ async function once(browser, url, table) {
     delete r.wall0; delete r.start; delete r.ttfb; delete r.end;
   }
   reqs.sort((a, b) => a.at_ms - b.at_ms);
+  const steps = [];
+  if (keys) {
+    const box = await page.locator('#tracks').boundingBox();
+    await page.mouse.move(box.x + 220 + (box.width - 220) * 0.37, box.y + 100);
+    await page.waitForTimeout(300);
+    for (const key of keys) {
+      const n0 = await page.evaluate(() => window.__tt.requests.length), r0 = reqs.length;
+      const t0 = await page.evaluate(() => performance.now());
+      await page.keyboard.press(key);
+      await page.waitForFunction(() => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq, null, { timeout: 120000, polling: 'raf' });
+      const st = await page.evaluate(([n, t]) => ({ ms: Math.round(performance.now() - t), draw_ms: Math.round(window.__tt.drawMs * 10) / 10,
+        tiles: window.__tt.requests.slice(n).filter((r) => r.visible).map((r) => ({ level: r.level, k: r.k, at: Math.round(r.t0 - t), ms: r.ms, items: r.items, bytes: r.bytes })) }), [n0, t0]);
+      await page.waitForTimeout(150);
+      st.server_timing = reqs.slice(r0).filter((r) => /\/tile/.test(r.path)).map((r) => r.server_timing);
+      steps.push({ key, ...st });
+    }
+  }
   await context.close();
-  return { ...page_, requests: reqs, trace: summarizeTrace(events), wall_ms: Date.now() - wall0 };
+  return { ...page_, requests: reqs, trace: summarizeTrace(events), steps, wall_ms: Date.now() - wall0 };
 }
 
 async function main() {
@@ -150,7 +172,7 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run'] });
   try {
     for (let r = 0; r < o.reps; r++) {
-      const x = await once(browser, url, name);
+      const x = await once(browser, url, name, o.keys);
       console.log(JSON.stringify({ table: name, rep: r, serve_start_ms: startMs, ...x }));
     }
   } finally {
