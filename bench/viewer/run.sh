@@ -6,12 +6,13 @@
 # .jsonl (every run, and the command lines).
 #
 #   bench/viewer/run.sh [--build DIR] [--data DIR] [--sizes N,N] [--reps N]
-#                       [--json-path] [--tag NAME]
+#                       [--json-path] [--settle MS] [--tag NAME]
 #
 #   --build DIR    where cli/tracetable and bench/tt_gen_trace are (build)
 #   --data DIR     where traces and tables go (bench/data, git-ignored)
 #   --sizes        event counts (1000000)
 #   --reps         fresh browser contexts per table and path (3; medians)
+#   --settle MS    pause after each step's ready before the next (150)
 #   --json-path    also measure the previous Chrome-trace JSON viewer (the
 #                  query/viewer of git rev 2ae76ae, proxied to the same server)
 set -euo pipefail
@@ -21,6 +22,7 @@ DATA="$ROOT/bench/data"
 SIZES=1000000
 REPS=3
 JSON=""
+SETTLE=150
 TAG=""
 ARGV="bench/viewer/run.sh $*"
 while [[ $# -gt 0 ]]; do
@@ -30,6 +32,7 @@ while [[ $# -gt 0 ]]; do
     --sizes) SIZES="$2"; shift ;;
     --reps) REPS="$2"; shift ;;
     --json-path) JSON=--json-path ;;
+    --settle) SETTLE="$2"; shift ;;
     --tag) TAG="-$2"; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/viewer/run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -49,7 +52,7 @@ for n in ${SIZES//,/ }; do
   tables+=("$t")
 done
 out="$ROOT/bench/results/$(date -u +%F)-$(hostname)-viewer$TAG"
-cmd=(node "$ROOT/bench/viewer/viewer_bench.js" --build "$BUILD" --reps "$REPS" $JSON "${tables[@]}")
+cmd=(node "$ROOT/bench/viewer/viewer_bench.js" --build "$BUILD" --reps "$REPS" --settle "$SETTLE" $JSON "${tables[@]}")
 echo "[viewer bench] ${cmd[*]}" >&2
 {
   printf '{"command":%s,"invoked_as":%s,"date":"%s","host":"%s","nproc":%s,"load":"%s"}\n' \

@@ -14,7 +14,10 @@
 // browser contexts.
 //
 // usage: node bench/viewer/viewer_bench.js --build BUILD [--reps N]
-//          [--json-path] [--old-rev REV] TABLE.tracetable...
+//          [--json-path] [--old-rev REV] [--settle MS] TABLE.tracetable...
+// --settle: pause after each step's `ready` (150 ms) before the next input;
+// prefetches answered in it count to the step (a longer pause lets prefetch
+// that waits for an idle view happen, as between a person's key presses).
 'use strict';
 
 const path = require('path');
@@ -27,13 +30,14 @@ const repo = path.resolve(__dirname, '..', '..');
 const { chromium } = require(path.join(repo, 'tests', 'viewer', 'node_modules', 'playwright-core'));
 
 function parseArgs(argv) {
-  const o = { build: path.join(repo, 'build'), reps: 3, jsonPath: false, oldRev: '2ae76ae', tables: [] };
+  const o = { build: path.join(repo, 'build'), reps: 3, jsonPath: false, oldRev: '2ae76ae', settle: 150, tables: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--build') o.build = argv[++i];
     else if (a === '--reps') o.reps = Number(argv[++i]);
     else if (a === '--json-path') o.jsonPath = true;
     else if (a === '--old-rev') o.oldRev = argv[++i];
+    else if (a === '--settle') o.settle = Number(argv[++i]);
     else o.tables.push(a);
   }
   return o;
@@ -120,7 +124,7 @@ async function waitJsonReady(page) {
   return page.evaluate(() => { window.__bench.readyAt = performance.now(); return window.__bench.readyAt - window.__bench.t; });
 }
 
-async function runOnce(browser, baseUrl, table, tiles) {
+async function runOnce(browser, baseUrl, table, tiles, o) {
   const context = await browser.newContext({ viewport: { width: 1600, height: 900 } });
   const page = await context.newPage();
   let wire = 0, wireSeen = 0;
@@ -138,6 +142,14 @@ async function runOnce(browser, baseUrl, table, tiles) {
   const visibleWire = async (from) => {
     const urls = await page.evaluate((n) => window.__tt.requests.slice(n).filter((r) => r.visible).map((r) => r.url), from);
     return urls.reduce((s, u) => s + (wireByUrl.get(u) || 0), 0);
+  };
+  // Wire bytes of the step's prefetch requests by reason (why: 'side' = the
+  // tiles left/right of the view, 'near' = groups a screen above/below).
+  const prefetchWire = async (from) => {
+    const recs = await page.evaluate((n) => window.__tt.requests.slice(n).filter((r) => !r.visible).map((r) => [r.why, r.url]), from);
+    const out = { side: 0, near: 0 };
+    for (const [why, u] of recs) out[why] = (out[why] || 0) + (wireByUrl.get(u) || 0);
+    return out;
   };
   const visibleTracks = () => page.evaluate(() => {
     const sc = document.getElementById('scroller');
@@ -168,17 +180,22 @@ async function runOnce(browser, baseUrl, table, tiles) {
   // Zoom around a third of the plot, where the trace is busy.
   await page.mouse.move(box.x + 220 + (box.width - 220) * 0.37, box.y + 100);
   await page.waitForTimeout(300);
-  const plan = [['w', 5], ['s', 5], ['d', 2], ['a', 2], ['wheel-in', 3], ['wheel-out', 3]];
-  for (const [what, times] of plan) {
+  // Last, pans right after zooming into views not seen ('w2', then
+  // 'd-fresh'/'a-fresh': what a pan costs when prefetch has not guessed it).
+  const plan = [['w', 5], ['s', 5], ['d', 2], ['a', 2], ['wheel-in', 3], ['wheel-out', 3],
+    ['w2', 7, 'w'], ['d-fresh', 2, 'd'], ['a-fresh', 2, 'a']];
+  for (const [label, times, key] of plan) {
+    const what = key || label;
     for (let i = 0; i < times; i++) {
       const r0 = await reqCount(), b0 = tiles ? await tileBytes() : 0, w0 = wire;
       if (what === 'wheel-in' || what === 'wheel-out') await page.mouse.wheel(0, what === 'wheel-in' ? -462 : 462);  // 2x
       else await page.keyboard.press(what);
       const ms = tiles ? await waitTilesReady(page) : await waitJsonReady(page);
-      await page.waitForTimeout(tiles ? 150 : 50);  // prefetches settle before the next step's count
-      out.steps.push({ step: what, ms: Math.round(ms * 10) / 10, requests: (await reqCount()) - r0,
+      await page.waitForTimeout(tiles ? o.settle : 50);  // prefetches settle before the next step's count
+      out.steps.push({ step: label, ms: Math.round(ms * 10) / 10, requests: (await reqCount()) - r0,
         tile_bytes: tiles ? (await tileBytes()) - b0 : null, wire_bytes: wire - w0,
-        visible_wire_bytes: tiles ? await visibleWire(r0) : null, heap_mb: await heap() });
+        visible_wire_bytes: tiles ? await visibleWire(r0) : null,
+        prefetch_wire_bytes: tiles ? await prefetchWire(r0) : null, heap_mb: await heap() });
     }
   }
   out.wire_requests_seen = wireSeen;
@@ -199,6 +216,8 @@ function summarize(runs) {
       tile_kb_median: list[0].tile_bytes === null ? null : Math.round(median(list.map((x) => x.tile_bytes)) / 1024),
       wire_kb_median: Math.round(median(list.map((x) => x.wire_bytes)) / 1024),
       visible_wire_kb_median: list[0].visible_wire_bytes === null ? null : Math.round(median(list.map((x) => x.visible_wire_bytes)) / 1024),
+      side_wire_kb_median: list[0].prefetch_wire_bytes ? Math.round(median(list.map((x) => x.prefetch_wire_bytes.side)) / 1024) : null,
+      near_wire_kb_median: list[0].prefetch_wire_bytes ? Math.round(median(list.map((x) => x.prefetch_wire_bytes.near)) / 1024) : null,
       heap_mb_max: Math.max(...list.map((x) => x.heap_mb || 0)),
     };
   }
@@ -227,7 +246,7 @@ async function main() {
       const name = path.basename(t).replace(/\.tracetable$/, '');
       for (const [label, base, tiles] of [['tiles', url, true], ...(old ? [['json', old.url, false]] : [])]) {
         const runs = [];
-        for (let r = 0; r < o.reps; r++) runs.push(await runOnce(browser, base, name, tiles));
+        for (let r = 0; r < o.reps; r++) runs.push(await runOnce(browser, base, name, tiles, o));
         console.log(JSON.stringify({ table: name, path: label, reps: o.reps, summary: summarize(runs), runs }));
       }
     }

@@ -376,7 +376,9 @@ class Session : public std::enable_shared_from_this<Session> {
         return Work(true, {1, 256}, call, t, [t](const Params& p) { return StatsReply(*t, p); }, std::move(params));
       }
       if (call == "tile") {
-        return Work(false, {}, call, t, [t](const Params& p) { return TileReply(*t, p); }, std::move(params));
+        AnswerCache* cache = srv_->cache.get();
+        return Work(false, {}, call, t, [t, cache](const Params& p) { return TileReply(*t, p, cache); },
+                    std::move(params));
       }
       if (call == "memory") {
         return Work(false, {}, call, t, [t](const Params& p) { return MemoryReply(*t, p); }, std::move(params));

@@ -1,5 +1,6 @@
 #include "query/serve/tiles_api.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,18 @@ const std::string* Get(const Params& p, const std::string& key) {
   return it == p.end() ? nullptr : &it->second;
 }
 
+// Tiles of levels that cut the table into at most about 8: the ones every
+// viewer's first views ask for (a whole-span view of up to ~4,000 px), few
+// enough to keep. Finer tiles are rarely asked twice and would only push
+// them (and heavy windows) out of the cache.
+bool IsCoarseTile(const Table& table, int level) {
+  const int64_t span = table.meta().max_end() - table.meta().min_ts();
+  return level >= 40 || TileWidth(level) * 8 >= span;  // 2^40 ns bins: days; no overflow below
+}
+
 }  // namespace
 
-Reply TileReply(const Table& table, const Params& params) {
+Reply TileReply(const Table& table, const Params& params, AnswerCache* cache) {
   TileRequest req;
   const std::string* level = Get(params, "level");
   if (!level || !absl::SimpleAtoi(Av(*level), &req.level)) {
@@ -46,6 +56,17 @@ Reply TileReply(const Table& table, const Params& params) {
     }
   }
   const absl::Time t0 = absl::Now();
+  const std::string etag = TileETag(table, req);
+  const std::string key = absl::StrCat("tile ", etag);
+  if (std::shared_ptr<const std::string> kept = cache ? cache->Find(key) : nullptr) {
+    Reply r;
+    r.body = *kept;
+    r.content_type = "application/octet-stream";
+    r.headers.emplace_back("ETag", etag);
+    r.headers.emplace_back("Server-Timing",
+                           absl::StrCat("cache;dur=", absl::FDivDuration(absl::Now() - t0, absl::Milliseconds(1))));
+    return r;
+  }
   absl::StatusOr<WindowResult> result = QueryTile(table, req);
   const absl::Time t1 = absl::Now();
   if (!result.ok()) {
@@ -59,10 +80,11 @@ Reply TileReply(const Table& table, const Params& params) {
   }
   absl::StatusOr<std::string> body = EncodeTileAnswer(table, req, *result);
   if (!body.ok()) return ErrorReply(500, std::string(body.status().message()));
+  if (cache && IsCoarseTile(table, req.level)) cache->Put(key, *body);
   Reply r;
   r.body = std::move(*body);
   r.content_type = "application/octet-stream";
-  r.headers.emplace_back("ETag", TileETag(table, req));
+  r.headers.emplace_back("ETag", etag);
   // Where a tile's time goes, for the browser's resource timing (the
   // viewer benchmark reads it): the window query, then the encoding.
   r.headers.emplace_back("Server-Timing",

@@ -16,7 +16,9 @@ export class TileLoader {
     this.requests = [];        // every request made, for tests and benchmarks
     this.cancelled = 0;
     this.bytes = 0;            // tile answer bytes received (uncompressed)
-    this.worker = new Worker('tile_worker.js', { type: 'module' });
+    // The worker index.html started early, once; else a new one.
+    this.worker = window.__ttTileWorker || new Worker('tile_worker.js', { type: 'module' });
+    window.__ttTileWorker = null;
     this.worker.onmessage = (m) => this.answer(m.data);
     this.worker.onerror = (e) => { for (const key of [...this.pending.keys()]) this.fail(key, new Error(e.message || 'loader failed')); };
   }

@@ -21,9 +21,12 @@ const GROUP_TRACKS = 8;            // tracks per tile request
 const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
-const NEAR_COARSER = 2;            // levels coarser for groups a screen away
+const PREFETCH_IDLE_MS = 250;      // a view ready this long without input prefetches
+const SIDES_IDLE_MS = 1000;        // ... and after a zoom, this long: the tiles left and right
+const NEAR_COARSER = 2;            // at least this many levels coarser for groups a screen away,
+const NEAR_LEVEL_STEP = 3;         // on levels that are multiples of this (kept over zoom steps)
 const PAN_FRACTION = 0.25;         // of the view, one a/d step
-const PARTIAL_REDRAW_MS = 100;     // redraws while visible tiles arrive
+const PARTIAL_REDRAW_MS = 300;     // redraws while visible tiles arrive
 
 // Debug counters for tests and benchmarks (tests/viewer/, bench/viewer/).
 const tt = (window.__tt = {
@@ -39,6 +42,7 @@ const tt = (window.__tt = {
   ready: false,
   viewSeq: 0,       // bumped by every change of what is visible
   readySeq: -1,     // viewSeq of the last frame drawn from complete data
+  prefetchSeq: -1,  // viewSeq of the last view whose prefetches were asked for
   cancelled: 0,
   logTrack: undefined,  // set to a track id: lastDraw lists what was drawn on it
   lastDraw: null,
@@ -65,6 +69,7 @@ const S = {
   dpr: window.devicePixelRatio || 1,
   plan: new Map(),
   pinned: new Set(),
+  panDir: 0,           // the last view change: -1/+1 a pan left/right, 0 a zoom or jump
 };
 
 const axis = new TimeAxis();
@@ -77,7 +82,8 @@ const actx = axisCanvas.getContext('2d');
 const renderer = new Renderer(canvas);
 const cache = new TileCache(CACHE_BYTES);
 const loader = new TileLoader(onTile, onTileError);
-const farEnds = new FarEnds(() => requestDraw());
+// A far end arriving while visible tiles load is drawn with the last of them.
+const farEnds = new FarEnds(() => { if (!loader.visiblePending()) requestDraw(); });
 
 const stringsByTable = new Map();  // table name -> (string id -> text)
 
@@ -318,24 +324,27 @@ function planFrame() {
   const needed = new Set(), pinned = new Set();
   const want = [];
   let missing = 0;
-  // Groups within a screen above or below are fetched once the visible
-  // ones are in (their requests would delay the visible tiles otherwise).
-  const visibleNow = S.groups.filter((g) => inBand(g, top, top + H));
-  const visibleDone = visibleNow.every((g) => ks.every((k) => cache.has(tileKey(S.table.name, g.key, level, k))));
-  // Groups a screen away get tiles NEAR_COARSER levels coarser: a scroll
-  // draws them at once as stand-ins, for a quarter of the bytes.
-  const nearLevel = Math.min(MAX_TILE_LEVEL, level + NEAR_COARSER);
+  // Prefetch (groups within a screen above or below, tiles left and right)
+  // waits until the view has been ready for PREFETCH_IDLE_MS: during a run
+  // of zoom steps each view is left at once, and its prefetches would only
+  // be bytes on the wire and work taken from the next view's tiles.
+  const readyFor = readySince.seq === tt.viewSeq ? performance.now() - readySince.t : -1;
+  const idle = readyFor >= PREFETCH_IDLE_MS;
+  // Groups a screen away get tiles at least NEAR_COARSER levels coarser, on
+  // every NEAR_LEVEL_STEP-th level: a scroll draws them at once as
+  // stand-ins, and the same tiles serve several zoom steps.
+  const nearLevel = Math.min(MAX_TILE_LEVEL, Math.ceil((level + NEAR_COARSER) / NEAR_LEVEL_STEP) * NEAR_LEVEL_STEP);
   const nearKs = axis.tilesFor(nearLevel, v0, v1);
   for (const g of S.groups) {
     const visible = inBand(g, top, top + H);
     const near = inBand(g, top - H, top + 2 * H);
-    if (!visible && !(near && visibleDone)) continue;
+    if (!visible && !(near && idle)) continue;
     if (!visible) {
       for (const k of nearKs) {
         const key = tileKey(S.table.name, g.key, nearLevel, k);
         needed.add(key);
         if (cache.has(key)) pinned.add(key);
-        else want.push({ key, g, level: nearLevel, k, visible: false });
+        else want.push({ key, g, level: nearLevel, k, visible: false, why: 'near' });
       }
       continue;
     }
@@ -349,7 +358,7 @@ function planFrame() {
         entries.push({ tile, a: tile.start, b: tile.start + tile.width, exact: true });
         continue;
       }
-      want.push({ key, g, level, k, visible: true });
+      want.push({ key, g, level, k, visible: true, why: 'visible' });
       missing++;
       const a = axis.full[0] + k * TimeAxis.tileWidthUs(level);
       entries.push(...standIns(g, level, k, a, a + TimeAxis.tileWidthUs(level)));
@@ -360,19 +369,22 @@ function planFrame() {
   }
   // Once the visible tiles are in, the neighbours a pan (a/d: a quarter of
   // the view) would need next: only on a side where the loaded tiles reach
-  // less than that past the view's edge.
-  if (missing === 0 && ks.length) {
+  // less than that past the view's edge. The next step is most likely the
+  // same kind as the last: after a pan, the side it went to; after a zoom
+  // (another zoom likely), both sides only once the view has stayed longer.
+  const bothSides = readyFor >= SIDES_IDLE_MS;
+  if (idle && (bothSides || S.panDir !== 0) && missing === 0 && ks.length) {
     const tw = TimeAxis.tileWidthUs(level), reach = PAN_FRACTION * (v1 - v0);
     const sides = [];
-    if (v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
-    if (axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
+    if ((bothSides || S.panDir < 0) && v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
+    if ((bothSides || S.panDir > 0) && axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
     for (const g of S.groups) {
       if (!inBand(g, top, top + H)) continue;
       for (const k of sides) {
         if (k < 0 || k > axis.lastTile(level)) continue;
         const key = tileKey(S.table.name, g.key, level, k);
         needed.add(key);
-        if (!cache.has(key)) want.push({ key, g, level, k, visible: false });
+        if (!cache.has(key)) want.push({ key, g, level, k, visible: false, why: 'side' });
       }
     }
   }
@@ -385,11 +397,12 @@ function planFrame() {
     // not taken back from the server.
     if (!w.visible && loader.inflight >= PREFETCH_INFLIGHT) break;
     loader.request(w.key, tileUrl(w.g, w.level, w.k), axis.full[0], {
-      level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible,
+      level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible, why: w.why,
       start: axis.full[0] + w.k * TimeAxis.tileWidthUs(w.level),
       end: axis.full[0] + (w.k + 1) * TimeAxis.tileWidthUs(w.level),
     });
   }
+  if (bothSides) tt.prefetchSeq = tt.viewSeq;
   tt.requests = loader.requests;
   tt.inflight = loader.inflight;
   tt.cancelled = loader.cancelled;
@@ -402,6 +415,7 @@ function planFrame() {
 // would spend the time the last ones need: redraw at most every
 // PARTIAL_REDRAW_MS until the last visible one is in, then at once.
 let partialTimer = 0;
+let readySince = { seq: -1, t: 0 };  // the view last drawn ready, and since when
 function onTile(key, tile, rec) {
   if (!S.table || rec.table !== S.table.name) { tt.dropped++; return; }
   for (const [id, s] of tile.strings) S.strings.set(id, s);
@@ -460,6 +474,7 @@ function draw() {
   if (S.selected) panels.refreshFlows(S.selected);
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
+  tt.drawTotalMs = (tt.drawTotalMs || 0) + tt.drawMs;
   tt.rowLabels = renderer.labels;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, depths: renderer.log.depths, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };
@@ -472,6 +487,12 @@ function draw() {
     tt.ready = true;
     tt.readySeq = seq;
     setViewState('ready');
+    if (readySince.seq !== seq) {
+      readySince = { seq, t: performance.now() };
+      tt.readySince = readySince.t;
+      // The frames that ask for this view's prefetches, if it is still shown.
+      for (const ms of [PREFETCH_IDLE_MS, SIDES_IDLE_MS]) setTimeout(() => { if (readySince.seq === tt.viewSeq) requestDraw(); }, ms);
+    }
   } else {
     setViewState('loading');
   }
@@ -486,6 +507,9 @@ function setView(a, b) {
   const pad = full * 0.1;
   let s = a + (b - a - span) / 2;
   s = Math.max(axis.full[0] - pad, Math.min(s, axis.full[1] + pad - span));
+  // A pan keeps the span (its direction guides prefetch); anything else is a zoom or a jump.
+  const [o0, o1] = axis.view;
+  S.panDir = Math.abs(span - (o1 - o0)) <= 1e-9 * span ? Math.sign(s - o0) : 0;
   axis.view = [s, s + span];
   viewChanged();
 }
@@ -712,6 +736,8 @@ tt.S = S;
 tt.axis = axis;
 tt.cache = cache;
 tt.setView = (a, b) => setView(a, b);
+// Tests: forget every decoded tile, so what the next view asks for is all its own.
+tt.dropTiles = () => cache.clear();
 // Page coordinates of a drawn, selectable event at least minPx wide.
 tt.visibleEvent = (minPx = 6, prefix = '') => {
   if (!S.frame) return null;

@@ -398,6 +398,58 @@ TEST_F(ServeTest, CompactTileIsTheSameAnswerAndRevalidates) {
   }
 }
 
+// A coarse tile made once is kept (under its ETag) and sent again from memory:
+// the same bytes as made cold and as QueryTile + EncodeTileAnswer, gzip or
+// not, its Server-Timing saying `cache`; the same request on another table
+// is that table's own answer, never the kept one.
+TEST_F(ServeTest, KeptTileIsTheColdAnswer) {
+  // A coarse tile: its level cuts the table into at most 8.
+  const int64_t span = T("single").meta().max_end() - T("single").meta().min_ts();
+  int level = 0;
+  while (TileWidth(level) * 8 < span) ++level;
+  ASSERT_GT(level, 0);
+  const std::string q = absl::StrCat("tile?level=", level, "&k=0&tracks=0,1,2&v=2");
+  httplib::Client c("127.0.0.1", port_);
+  auto cold = c.Get(("/api/tables/single/" + q).c_str());
+  ASSERT_TRUE(cold);
+  ASSERT_EQ(cold->status, 200) << cold->body;
+  EXPECT_TRUE(absl::StartsWith(cold->get_header_value("Server-Timing"), "query;dur=")) << cold->get_header_value("Server-Timing");
+  auto warm = c.Get(("/api/tables/single/" + q).c_str());
+  ASSERT_TRUE(warm);
+  ASSERT_EQ(warm->status, 200);
+  EXPECT_TRUE(absl::StartsWith(warm->get_header_value("Server-Timing"), "cache;dur=")) << warm->get_header_value("Server-Timing");
+  EXPECT_EQ(warm->body, cold->body);
+  EXPECT_EQ(warm->get_header_value("ETag"), cold->get_header_value("ETag"));
+  EXPECT_EQ(warm->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
+  EXPECT_EQ(warm->get_header_value("Content-Type"), "application/octet-stream");
+  const TileRequest req{level, 0, {0, 1, 2}, kTileCompactVersion};
+  absl::StatusOr<WindowResult> direct = QueryTile(T("single"), req);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(warm->body, *EncodeTileAnswer(T("single"), req, *direct));
+  Got zipped = Fetch("/api/tables/single/" + q, true);
+  ASSERT_EQ(zipped.status, 200);
+  EXPECT_EQ(zipped.encoding, cold->body.size() >= 1024 ? "gzip" : "");  // the server zips from 1 KB
+  EXPECT_EQ(zipped.encoding == "gzip" ? Gunzip(zipped.body) : zipped.body, cold->body);
+
+  auto other = c.Get(("/api/tables/multi/" + q).c_str());
+  ASSERT_TRUE(other);
+  ASSERT_EQ(other->status, 200);
+  EXPECT_TRUE(absl::StartsWith(other->get_header_value("Server-Timing"), "query;dur="));
+  EXPECT_NE(other->get_header_value("ETag"), cold->get_header_value("ETag"));
+  absl::StatusOr<WindowResult> multi = QueryTile(T("multi"), req);
+  ASSERT_TRUE(multi.ok());
+  EXPECT_EQ(other->body, *EncodeTileAnswer(T("multi"), req, *multi));
+
+  // A finer tile is made again each time (not kept).
+  const std::string fine = absl::StrCat("/api/tables/single/tile?level=", level - 1, "&k=1&tracks=0,1,2&v=2");
+  for (int i = 0; i < 2; ++i) {
+    auto f = c.Get(fine.c_str());
+    ASSERT_TRUE(f);
+    ASSERT_EQ(f->status, 200);
+    EXPECT_TRUE(absl::StartsWith(f->get_header_value("Server-Timing"), "query;dur=")) << i;
+  }
+}
+
 TEST_F(ServeTest, TileBadRequestsNameTheParameter) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"level=x&k=0&tracks=0", "level"},   {"level=99&k=0&tracks=0", "level"},

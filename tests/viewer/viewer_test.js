@@ -139,20 +139,35 @@ async function main() {
     await page.screenshot({ path: path.join(artifacts, '02-zoomed.png') });
 
     // 2a. Prefetch policy, for a fresh view once its prefetches are in:
-    // groups off screen are asked two levels coarser; at the view's level
-    // only visible groups, and a neighbour tile only on a side where the
-    // loaded tiles reach less than a quarter of the view past its edge.
+    // nothing but visible tiles until the view has been ready for 250 ms;
+    // then groups off screen are asked at least two levels coarser, on a
+    // level that is a multiple of 3; after this zoom, the neighbour tiles
+    // at the view's level (of visible groups only, and only on a side where
+    // the loaded tiles reach less than a quarter of the view past its edge)
+    // once the view has been ready for 1 s.
     const pf0 = await page.evaluate(() => {
+      window.__tt.dropTiles();
       const v = window.__tt.S.view;
       const a = v[0] + (v[1] - v[0]) * 0.3;
       window.__tt.setView(a, a + (v[1] - v[0]) * 0.6);
       return window.__tt.requests.length;
     });
-    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0, null, 'view and prefetches in');
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.prefetchSeq === window.__tt.viewSeq &&
+      window.__tt.inflight === 0, null, 'view and prefetches in');
     await page.waitForTimeout(300);
+    const early = await page.evaluate((n) => {
+      const level = window.__tt.axis.tileLevel();
+      return window.__tt.requests.slice(n).filter((r) => !r.visible)
+        .map((r) => ({ side: r.level === level, dt: r.t0 - window.__tt.readySince }));
+    }, pf0);
+    const near = early.filter((x) => !x.side), side = early.filter((x) => x.side);
+    check(near.length > 0 && near.every((x) => x.dt >= 249) && side.every((x) => x.dt >= 999),
+      `prefetches asked only once the view was ready: ${near.length} of groups a screen away after ${Math.round(Math.min(...near.map((x) => x.dt)))} ms, ` +
+      `${side.length} neighbours after ${side.length ? Math.round(Math.min(...side.map((x) => x.dt))) : '-'} ms (≥ 250, ≥ 1000)`);
     const pf = await page.evaluate((n) => {
       const { axis, S } = window.__tt;
       const level = axis.tileLevel(), [v0, v1] = axis.view;
+      const nearLevel = Math.ceil((level + 2) / 3) * 3;
       const ks = axis.tilesFor(level, v0, v1), tw = 512 * 2 ** level / 1000;
       const reach = 0.25 * (v1 - v0);
       const left = v0 - (S.full[0] + ks[0] * tw) < reach, right = S.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach;
@@ -160,16 +175,37 @@ async function main() {
       const bad = [];
       const visibleGroups = new Set(reqs.filter((r) => r.visible).map((r) => r.tracks));
       for (const r of reqs.filter((x) => !x.visible)) {
-        if (r.level === level + 2 && !visibleGroups.has(r.tracks)) continue;
+        if (r.level === nearLevel && !visibleGroups.has(r.tracks)) continue;
         if (r.level === level && visibleGroups.has(r.tracks) &&
             ((r.k === ks[0] - 1 && left) || (r.k === ks[ks.length - 1] + 1 && right))) continue;
         bad.push(`${r.level}/${r.k}/${r.tracks}`);
       }
-      return { level, near: reqs.filter((r) => !r.visible && r.level === level + 2).length,
+      return { level, near: reqs.filter((r) => !r.visible && r.level === nearLevel).length,
         side: reqs.filter((r) => !r.visible && r.level === level).length, left, right, bad };
     }, pf0);
     check(pf.bad.length === 0 && pf.near > 0,
       `prefetches follow the policy at level ${pf.level}: ${pf.near} coarser tiles of groups a screen away, ${pf.side} neighbours (left ${pf.left}, right ${pf.right})${pf.bad.length ? '; not: ' + pf.bad.slice(0, 3) : ''}`);
+    // After a pan (the span kept) to a view not seen, the neighbour on the
+    // side it went to comes at 250 ms, the other side's not before 1 s.
+    const pan0 = await page.evaluate(() => {
+      window.__tt.dropTiles();
+      const [a, b] = window.__tt.S.view;
+      window.__tt.setView(a + 3 * (b - a), b + 3 * (b - a));
+      return window.__tt.requests.length;
+    });
+    await waitFor(page, () => document.body.dataset.viewState === 'ready' && window.__tt.prefetchSeq === window.__tt.viewSeq &&
+      window.__tt.inflight === 0, null, 'panned view and prefetches in');
+    const pan = await page.evaluate((n) => {
+      const { axis, S } = window.__tt;
+      const level = axis.tileLevel(), [v0, v1] = axis.view;
+      const ks = axis.tilesFor(level, v0, v1), tw = 512 * 2 ** level / 1000, reach = 0.25 * (v1 - v0);
+      const right = S.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach && ks[ks.length - 1] < axis.lastTile(level);
+      const side = window.__tt.requests.slice(n).filter((r) => !r.visible && r.level === level)
+        .map((r) => ({ k: r.k, dt: r.t0 - window.__tt.readySince }));
+      return { right, early: side.filter((x) => x.dt < 999), late: side.filter((x) => x.dt >= 999), last: ks[ks.length - 1] };
+    }, pan0);
+    check(pan.early.every((x) => x.k === pan.last + 1) && pan.early.every((x) => x.dt >= 249) && (!pan.right || pan.early.length > 0),
+      `after a pan right: ${pan.early.length} right neighbours first (needed: ${pan.right}), ${pan.late.length} more after 1 s`);
 
     // 2b. What the page draws for one track is exactly what its tiles hold.
     const probe = await page.evaluate(() => {
