@@ -117,6 +117,11 @@ void ShapeUint32Column(const std::vector<TileRow>& rows, Get get, Uint32Column* 
     const uint32_t v = get(rows[i]);
     c->any |= v != 0;
     if (c->n > kMaxSmallValues) continue;
+    // Neighbouring rows mostly share the value (one category, one kind).
+    if (i > 0 && v == get(rows[i - 1])) {
+      c->indexes[i] = c->indexes[i - 1];
+      continue;
+    }
     const size_t at = std::find(c->values, c->values + c->n, v) - c->values;
     if (at == c->n) {
       if (c->n < kMaxSmallValues) c->values[c->n] = v;
@@ -134,13 +139,17 @@ void PutSmallColumn(std::string* out, uint32_t field, const Uint32Column& c) {
   std::string message;
   PutBytesField(&message, 1, packed);
   if (const int width = IndexWidth(c.n); width > 0) {
-    std::string index((c.indexes.size() * width + 7) / 8, '\0');
-    size_t bit = 0;
+    // Row i's index at bit i * width, little-endian: bits gather in a word
+    // and leave it a byte at a time.
+    std::string index;
+    index.reserve((c.indexes.size() * width + 7) / 8);
+    uint64_t bits = 0;
+    int held = 0;
     for (const uint8_t idx : c.indexes) {
-      for (int b = 0; b < width; ++b, ++bit) {
-        if (idx & (1u << b)) index[bit / 8] = static_cast<char>(index[bit / 8] | (1u << (bit % 8)));
-      }
+      bits |= uint64_t{idx} << held;
+      for (held += width; held >= 8; held -= 8, bits >>= 8) index.push_back(static_cast<char>(bits & 0xFF));
     }
+    if (held > 0) index.push_back(static_cast<char>(bits & 0xFF));
     PutBytesField(&message, 2, index);
   }
   PutBytesField(out, field, message);
