@@ -1,28 +1,92 @@
 #include "format/tile_codec.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <numeric>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "format/tracetable.pb.h"
+#include "format/varint.h"
 
 namespace tracetable {
 namespace {
 
-// Fills `column` only if some row differs from the default.
-template <typename Column, typename Get>
-void PutColumn(const std::vector<TileRow>& rows, Column* column, Get get) {
+// Tiles are written straight in the protobuf wire format (a Tile message
+// holds every row once more in its columns before it serialises them), in
+// the order and form proto::Tile::SerializeAsString uses: fields by number,
+// repeated scalars packed, empty fields left out. tile_codec_test checks
+// the bytes against the message's own serialisation.
+static_assert(std::endian::native == std::endian::little, "doubles are copied to the wire as they are");
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2 };
+
+void PutTag(std::string* out, uint32_t field, WireType type) { AppendVarint(out, (field << 3) | type); }
+
+void PutBytesField(std::string* out, uint32_t field, std::string_view bytes) {
+  PutTag(out, field, kLengthDelimited);
+  AppendVarint(out, bytes.size());
+  out->append(bytes);
+}
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+
+// Writes a varint at `p` (room for 10 bytes) and returns the end.
+char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// Packs a column's varints into the `scratch` string of the caller's thread
+// (it keeps its size from tile to tile, so filling it costs no checks).
+template <typename Fill>
+std::string_view PackVarints(size_t rows, Fill fill) {
+  thread_local std::string scratch;
+  const size_t need = rows * 10;
+  if (scratch.size() < need) scratch.resize(need);
+  char* end = fill(scratch.data());
+  return std::string_view(scratch.data(), static_cast<size_t>(end - scratch.data()));
+}
+
+// Divides times by the tile's unit. Every time of a tile is an exact
+// multiple of it (TimeUnit), so the quotient is the product with the
+// inverse of the unit's odd part modulo 2^64 after shifting out its twos: a
+// multiply instead of a 64-bit division per time.
+class ExactDivider {
+ public:
+  explicit ExactDivider(uint64_t unit) : shift_(std::countr_zero(unit)) {
+    const uint64_t odd = unit >> shift_;
+    inverse_ = odd;  // correct to 3 bits; each step doubles them
+    for (int i = 0; i < 5; ++i) inverse_ *= 2 - odd * inverse_;
+  }
+  int64_t operator()(int64_t v) const { return static_cast<int64_t>(static_cast<uint64_t>(v >> shift_) * inverse_); }
+  uint64_t operator()(uint64_t v) const { return (v >> shift_) * inverse_; }
+
+ private:
+  int shift_;
+  uint64_t inverse_;
+};
+
+// A packed varint column, left out if every value is 0.
+template <typename Get>
+void PutVarintColumn(std::string* out, uint32_t field, const std::vector<TileRow>& rows, Get get) {
   bool any = false;
   for (const TileRow& r : rows) {
-    if (get(r) != decltype(get(r)){}) {
+    if (get(r) != 0) {
       any = true;
       break;
     }
   }
   if (!any) return;
-  column->Reserve(static_cast<int>(rows.size()));
-  for (const TileRow& r : rows) column->Add(get(r));
+  PutBytesField(out, field, PackVarints(rows.size(), [&](char* p) {
+                  for (const TileRow& r : rows) p = PutVarint(p, get(r));
+                  return p;
+                }));
 }
 
 constexpr size_t kMaxSmallValues = 16;
@@ -33,45 +97,68 @@ int IndexWidth(size_t values) {
   return w;
 }
 
-// Stores a uint32 column in small() when it has few distinct values (an
-// index of at most 4 bits a row instead of a varint of at least 8), else in
-// `plain`; a column of defaults only is left empty.
-template <typename Small, typename Get>
-void PutUint32Column(const std::vector<TileRow>& rows, google::protobuf::RepeatedField<uint32_t>* plain,
-                     Small small_column, Get get) {
+// How a uint32 column is stored: left out (all zero), as a SmallColumn when
+// it has few distinct values (an index of at most 4 bits a row instead of a
+// varint of at least 8), else packed.
+struct Uint32Column {
+  bool any = false;
+  bool small = false;
   uint32_t values[kMaxSmallValues];
   size_t n = 0;
-  bool any = false;
-  std::vector<uint8_t> indexes(rows.size());
+  std::vector<uint8_t> indexes;
+};
+
+template <typename Get>
+void ShapeUint32Column(const std::vector<TileRow>& rows, Get get, Uint32Column* c) {
+  c->any = false;
+  c->n = 0;
+  c->indexes.resize(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const uint32_t v = get(rows[i]);
-    any |= v != 0;
-    if (n > kMaxSmallValues) continue;
-    const size_t at = std::find(values, values + n, v) - values;
-    if (at == n) {
-      if (n < kMaxSmallValues) values[n] = v;
-      ++n;
+    c->any |= v != 0;
+    if (c->n > kMaxSmallValues) continue;
+    // Neighbouring rows mostly share the value (one category, one kind).
+    if (i > 0 && v == get(rows[i - 1])) {
+      c->indexes[i] = c->indexes[i - 1];
+      continue;
     }
-    indexes[i] = static_cast<uint8_t>(at);
-  }
-  if (!any) return;
-  if (n > kMaxSmallValues) {
-    plain->Reserve(static_cast<int>(rows.size()));
-    for (const TileRow& r : rows) plain->Add(get(r));
-    return;
-  }
-  proto::SmallColumn* small = small_column();
-  for (size_t i = 0; i < n; ++i) small->add_values(values[i]);
-  const int width = IndexWidth(n);
-  if (width == 0) return;
-  std::string index((rows.size() * width + 7) / 8, '\0');
-  size_t bit = 0;
-  for (const uint8_t idx : indexes) {
-    for (int b = 0; b < width; ++b, ++bit) {
-      if (idx & (1u << b)) index[bit / 8] = static_cast<char>(index[bit / 8] | (1u << (bit % 8)));
+    const size_t at = std::find(c->values, c->values + c->n, v) - c->values;
+    if (at == c->n) {
+      if (c->n < kMaxSmallValues) c->values[c->n] = v;
+      ++c->n;
     }
+    c->indexes[i] = static_cast<uint8_t>(at);
   }
-  small->set_index(std::move(index));
+  c->small = c->any && c->n <= kMaxSmallValues;
+}
+
+void PutSmallColumn(std::string* out, uint32_t field, const Uint32Column& c) {
+  if (!c.small) return;
+  std::string packed;
+  for (size_t i = 0; i < c.n; ++i) AppendVarint(&packed, c.values[i]);
+  std::string message;
+  PutBytesField(&message, 1, packed);
+  if (const int width = IndexWidth(c.n); width > 0) {
+    // Row i's index at bit i * width, little-endian: bits gather in a word
+    // and leave it a byte at a time.
+    std::string index;
+    index.reserve((c.indexes.size() * width + 7) / 8);
+    uint64_t bits = 0;
+    int held = 0;
+    for (const uint8_t idx : c.indexes) {
+      bits |= uint64_t{idx} << held;
+      for (held += width; held >= 8; held -= 8, bits >>= 8) index.push_back(static_cast<char>(bits & 0xFF));
+    }
+    if (held > 0) index.push_back(static_cast<char>(bits & 0xFF));
+    PutBytesField(&message, 2, index);
+  }
+  PutBytesField(out, field, message);
+}
+
+template <typename Get>
+void PutPlainUint32Column(std::string* out, uint32_t field, const std::vector<TileRow>& rows,
+                          const Uint32Column& c, Get get) {
+  if (c.any && !c.small) PutVarintColumn(out, field, rows, get);
 }
 
 // The n values of a column stored either way; empty if it was left empty.
@@ -115,7 +202,13 @@ bool ColumnFits(const Column& column, size_t n) {
 // are mostly in whole ns or us, so times shrink by 3 to 6 decimal digits.
 uint64_t TimeUnit(const std::vector<TileRow>& rows, int64_t tile_start, bool summary) {
   uint64_t unit = 0;
-  auto fold = [&unit](int64_t v) { unit = std::gcd(unit, static_cast<uint64_t>(v < 0 ? -v : v)); };
+  auto fold = [&unit](int64_t v) {
+    const uint64_t a = static_cast<uint64_t>(v < 0 ? -v : v);
+    // Most times are whole multiples of the unit so far: one division
+    // instead of a gcd.
+    if (unit != 0 && a % unit == 0) return;
+    unit = std::gcd(unit, a);
+  };
   for (const TileRow& r : rows) {
     fold(r.ts - tile_start);
     fold(r.dur);
@@ -146,55 +239,78 @@ void FoldSummary(TileRow* agg, const TileRow& item) {
 
 std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
                        bool summary) {
-  proto::Tile tile;
-  const uint64_t unit_u = TimeUnit(rows, tile_start, summary);
-  const int64_t unit = static_cast<int64_t>(unit_u);
-  if (unit > 1) tile.set_time_unit(unit_u);
-  tile.mutable_ts_delta()->Reserve(static_cast<int>(rows.size()));
-  int64_t prev_ts = tile_start;
-  uint64_t prev_id = 0;
-  for (const TileRow& r : rows) {
-    tile.add_ts_delta((r.ts - prev_ts) / unit);
-    prev_ts = r.ts;
+  const uint64_t unit = TimeUnit(rows, tile_start, summary);
+  const ExactDivider in_units(unit);
+  std::string out;
+  out.reserve(rows.size() * 8 + 64);
+  // Field 1, ts_delta: one per row, from the tile start.
+  if (!rows.empty()) {
+    PutBytesField(&out, 1, PackVarints(rows.size(), [&](char* p) {
+                    int64_t prev_ts = tile_start;
+                    for (const TileRow& r : rows) {
+                      p = PutVarint(p, ZigZag(in_units(r.ts - prev_ts)));
+                      prev_ts = r.ts;
+                    }
+                    return p;
+                  }));
   }
-  // Summary rows have no id: they take delta 0 and do not move the base, so
-  // ids of the events around them stay small deltas.
-  bool any_id = false;
-  for (const TileRow& r : rows) any_id |= (r.id != 0);
-  if (any_id) {
+  thread_local Uint32Column cat, lane, kind, flags;
+  ShapeUint32Column(rows, [](const TileRow& r) { return r.cat; }, &cat);
+  ShapeUint32Column(rows, [](const TileRow& r) { return r.lane; }, &lane);
+  ShapeUint32Column(rows, [](const TileRow& r) { return static_cast<uint32_t>(r.kind); }, &kind);
+  ShapeUint32Column(rows, [](const TileRow& r) { return r.flags; }, &flags);
+  PutVarintColumn(&out, 2, rows, [&](const TileRow& r) { return in_units(static_cast<uint64_t>(r.dur)); });
+  PutVarintColumn(&out, 3, rows, [](const TileRow& r) { return r.name; });
+  PutPlainUint32Column(&out, 4, rows, cat, [](const TileRow& r) { return r.cat; });
+  PutPlainUint32Column(&out, 5, rows, lane, [](const TileRow& r) { return r.lane; });
+  // Field 6, id_delta. Summary rows have no id: they take delta 0 and do not
+  // move the base, so ids of the events around them stay small deltas.
+  if (std::any_of(rows.begin(), rows.end(), [](const TileRow& r) { return r.id != 0; })) {
+    PutBytesField(&out, 6, PackVarints(rows.size(), [&](char* p) {
+                    uint64_t prev_id = 0;
+                    for (const TileRow& r : rows) {
+                      if (r.count > 1) {
+                        *p++ = 0;
+                        continue;
+                      }
+                      p = PutVarint(p, ZigZag(static_cast<int64_t>(r.id - prev_id)));
+                      prev_id = r.id;
+                    }
+                    return p;
+                  }));
+  }
+  PutPlainUint32Column(&out, 7, rows, kind, [](const TileRow& r) { return static_cast<uint32_t>(r.kind); });
+  PutPlainUint32Column(&out, 8, rows, flags, [](const TileRow& r) { return r.flags; });
+  PutVarintColumn(&out, 9, rows, [](const TileRow& r) { return r.flow_id; });
+  PutVarintColumn(&out, 10, rows, [](const TileRow& r) { return r.flow_out; });
+  PutVarintColumn(&out, 11, rows, [](const TileRow& r) { return r.flow_in; });
+  // Field 12, value: packed little-endian doubles, left out if all are 0.
+  if (std::any_of(rows.begin(), rows.end(), [](const TileRow& r) { return r.value != 0; })) {
+    PutTag(&out, 12, kLengthDelimited);
+    AppendVarint(&out, rows.size() * sizeof(double));
     for (const TileRow& r : rows) {
-      if (r.count > 1) {
-        tile.add_id_delta(0);
-        continue;
-      }
-      tile.add_id_delta(static_cast<int64_t>(r.id - prev_id));
-      prev_id = r.id;
+      char bytes[sizeof(double)];
+      std::memcpy(bytes, &r.value, sizeof(double));
+      out.append(bytes, sizeof(double));
     }
   }
-  PutColumn(rows, tile.mutable_dur(), [unit](const TileRow& r) { return static_cast<uint64_t>(r.dur / unit); });
-  PutColumn(rows, tile.mutable_name(), [](const TileRow& r) { return r.name; });
-  PutUint32Column(rows, tile.mutable_cat(), [&] { return tile.mutable_cat_small(); },
-                  [](const TileRow& r) { return r.cat; });
-  PutUint32Column(rows, tile.mutable_lane(), [&] { return tile.mutable_lane_small(); },
-                  [](const TileRow& r) { return r.lane; });
-  PutUint32Column(rows, tile.mutable_kind(), [&] { return tile.mutable_kind_small(); },
-                  [](const TileRow& r) { return static_cast<uint32_t>(r.kind); });
-  PutUint32Column(rows, tile.mutable_flags(), [&] { return tile.mutable_flags_small(); },
-                  [](const TileRow& r) { return r.flags; });
-  PutColumn(rows, tile.mutable_flow_id(), [](const TileRow& r) { return r.flow_id; });
-  PutColumn(rows, tile.mutable_flow_out(), [](const TileRow& r) { return r.flow_out; });
-  PutColumn(rows, tile.mutable_flow_in(), [](const TileRow& r) { return r.flow_in; });
-  PutColumn(rows, tile.mutable_value(), [](const TileRow& r) { return r.value; });
   if (summary) {
-    PutColumn(rows, tile.mutable_count(), [](const TileRow& r) { return r.count; });
+    PutVarintColumn(&out, 13, rows, [](const TileRow& r) { return r.count; });
     // For a single event both equal its duration; only summaries store them.
-    PutColumn(rows, tile.mutable_covered(),
-              [unit_u](const TileRow& r) { return r.count > 1 ? r.covered / unit_u : uint64_t{0}; });
-    PutColumn(rows, tile.mutable_longest_dur(), [unit](const TileRow& r) {
-      return r.count > 1 ? static_cast<uint64_t>(r.longest_dur / unit) : uint64_t{0};
+    PutVarintColumn(&out, 14, rows, [&](const TileRow& r) { return r.count > 1 ? in_units(r.covered) : uint64_t{0}; });
+    PutVarintColumn(&out, 15, rows, [&](const TileRow& r) {
+      return r.count > 1 ? in_units(static_cast<uint64_t>(r.longest_dur)) : uint64_t{0};
     });
   }
-  return tile.SerializeAsString();
+  if (unit > 1) {
+    PutTag(&out, 16, kVarint);
+    AppendVarint(&out, unit);
+  }
+  PutSmallColumn(&out, 17, cat);
+  PutSmallColumn(&out, 18, lane);
+  PutSmallColumn(&out, 19, kind);
+  PutSmallColumn(&out, 20, flags);
+  return out;
 }
 
 absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,

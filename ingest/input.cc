@@ -84,6 +84,7 @@ namespace {
 // One input of a parallel read: its own queue, so inputs read at once never
 // interleave, and the builder applies them one after another.
 struct InputRead {
+  explicit InputRead(SharedStrings* strings) : queue(strings) {}
   PipelineQueue queue;
   absl::Status status;
   std::atomic<uint64_t> done{0};
@@ -122,7 +123,7 @@ absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* buil
   // a few batches each, their readers then block): bound how many.
   const size_t window = readers + 1;
   std::vector<std::unique_ptr<InputRead>> reads;
-  for (size_t i = 0; i < n; ++i) reads.push_back(std::make_unique<InputRead>());
+  for (size_t i = 0; i < n; ++i) reads.push_back(std::make_unique<InputRead>(builder->shared_strings()));
   uint64_t total = 0;
   for (const InputFile& f : inputs) total += f.bytes;
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/time.h"
+#include "store/shared_strings.h"
 #include "store/table_builder.h"
 
 namespace tracetable {
@@ -69,7 +70,8 @@ uint32_t ProducerSink::Intern(std::string_view s) {
   if (it != strings_.end()) return it->second;
   const uint32_t id = static_cast<uint32_t>(strings_.size());
   strings_.emplace(std::string(s), id);
-  Push(Op::kString).a.assign(s.data(), s.size());  // the consumer learns ids in order
+  // The consumer learns ids in order.
+  Push(Op::kString).number = queue_->strings()->Intern(s);
   return id;
 }
 
@@ -182,7 +184,8 @@ void ProducerSink::CountSkipped(std::string_view reason, uint64_t n) {
 
 void ProducerSink::Warn(std::string_view message) { Push(Op::kWarn).a = std::string(message); }
 
-PipelineQueue::PipelineQueue(size_t max_batches) : max_batches_(max_batches) {}
+PipelineQueue::PipelineQueue(SharedStrings* strings, size_t max_batches)
+    : strings_(strings), max_batches_(max_batches) {}
 
 int PipelineQueue::NewProducer() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -332,7 +335,7 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
         offset_ps_ = 0;
         break;
       case Op::kString:
-        tr.strings.push_back(sink->Intern(op.a));
+        tr.strings.push_back(sink->InternShared(static_cast<uint32_t>(op.number)));
         break;
       case Op::kOrigin: {
         absl::StatusOr<int64_t> rel = sink->ToRelativePs(op.number, 0);

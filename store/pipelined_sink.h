@@ -6,8 +6,10 @@
 // Each ProducerSink answers Intern, track and time calls itself, with ids
 // local to that producer, and records every call in order; the consumer
 // (Drain) translates local ids to the builder's and replays the calls.
-// Translation is an array lookup per id; each distinct string is interned
-// into the builder once per producer.
+// Translation is an array lookup per id. A string new to a producer is
+// interned, by that producer's thread, into the builder's SharedStrings; the
+// consumer gets its shared id, never its text, and gives it the builder's
+// id with an array lookup (TableBuilder::InternShared).
 //
 // Order: a producer's batches go into slots, and Drain applies slots in the
 // order they were added (AddSlot), whichever thread fills them and whenever
@@ -50,6 +52,7 @@
 
 namespace tracetable {
 
+class SharedStrings;
 class TableBuilder;
 
 namespace pipeline {
@@ -60,7 +63,7 @@ struct Op {
     kBeginInput, kString, kThreadTrack, kCounterTrack, kAsyncTrack, kInstantTrack, kProcessName,
     kProcessSortIndex, kProcessLabel, kThreadName, kThreadSortIndex, kInputField,
     kEvent, kSkipped, kWarn, kOrigin,
-  };
+  };  // kString: `number` is the string's shared id (store/shared_strings.h)
   Type type = kEvent;
   bool pid_number = true, tid_number = true;
   int64_t number = 0;  // sort index, skip count, origin ns
@@ -134,7 +137,10 @@ class ProducerSink : public EventSink {
 
 class PipelineQueue {
  public:
-  explicit PipelineQueue(size_t max_batches = 8);
+  // `strings`: the builder's (TableBuilder::shared_strings), which Drain
+  // will be given.
+  explicit PipelineQueue(SharedStrings* strings, size_t max_batches = 8);
+  SharedStrings* strings() const { return strings_; }
 
   // Applies every slot's calls to `sink`, in slot order, until Finish() was
   // called and every slot is applied. Returns the first failure (the
@@ -172,6 +178,7 @@ class PipelineQueue {
     bool closed = false;
     bool discarded = false;
   };
+  SharedStrings* strings_;
   std::mutex mu_;
   std::condition_variable changed_;  // slots, batches, progress, failure
   std::deque<Slot> slots_;           // slots_[0] is slot first_slot_

@@ -162,7 +162,7 @@ absl::Status TableBuilder::Open() {
                                                    options_.memory_budget / 32 / sizeof(MemoryRecord));
   }
   strings_.push_back("");
-  string_ids_[""] = 0;
+  table_string_of_shared_.push_back(0);  // "" is 0 in both
   return absl::OkStatus();
 }
 
@@ -182,14 +182,15 @@ void TableBuilder::SetInputBytesOf(int index, uint64_t bytes) {
   if (index >= 0 && index < meta_.inputs_size()) meta_.mutable_inputs(index)->set_bytes(bytes);
 }
 
-uint32_t TableBuilder::Intern(std::string_view s) {
-  // Look up without building a std::string: almost every call is a hit.
-  auto it = string_ids_.find(Av(s));
-  if (it != string_ids_.end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(strings_.size());
-  string_ids_.emplace(std::string(s), id);
-  strings_.emplace_back(s);
-  if (memory_) memory_->NoteString(id, s);
+uint32_t TableBuilder::Intern(std::string_view s) { return InternShared(shared_strings_.Intern(s)); }
+
+uint32_t TableBuilder::InternShared(uint32_t shared_id) {
+  if (shared_id >= table_string_of_shared_.size()) table_string_of_shared_.resize(shared_id + 1, kNoString);
+  uint32_t& id = table_string_of_shared_[shared_id];
+  if (id != kNoString) return id;
+  id = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(shared_strings_.Text(shared_id));
+  if (memory_) memory_->NoteString(id, strings_.back());
   return id;
 }
 

@@ -46,6 +46,7 @@
 #include "store/output_claim.h"
 #include "store/flow_index_writer.h"
 #include "store/search_index_writer.h"
+#include "store/shared_strings.h"
 #include "store/sort_record.h"
 
 namespace leveldb {
@@ -112,6 +113,11 @@ class TableBuilder : public EventSink {
   // EventSink.
   void BeginInput(std::string_view path, std::string_view host) override;
   uint32_t Intern(std::string_view s) override;
+  // The string table ingest threads intern into (see store/shared_strings.h),
+  // and the table's id of one of its ids, given at first use: interning by
+  // shared id gives the ids Intern of its text would.
+  SharedStrings* shared_strings() { return &shared_strings_; }
+  uint32_t InternShared(uint32_t shared_id);
   absl::StatusOr<int64_t> ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) override;
   uint32_t ThreadTrack(IdToken pid, IdToken tid) override;
   uint32_t CounterTrack(IdToken pid, std::string_view counter,
@@ -188,9 +194,12 @@ class TableBuilder : public EventSink {
   std::unique_ptr<MemoryProfileBuilder> memory_;
   bool finished_ = false;
 
-  // Strings.
+  // Strings: the table's, in the order of their first use, and the table
+  // id of each shared id (kNoString until first used).
   std::vector<std::string> strings_;
-  absl::flat_hash_map<std::string, uint32_t> string_ids_;
+  SharedStrings shared_strings_;
+  static constexpr uint32_t kNoString = UINT32_MAX;
+  std::vector<uint32_t> table_string_of_shared_;
 
   // Resources. Keys are "<input>\0<pid>..." strings.
   proto::ResourceTable resources_;

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Peak memory of `tracetable ingest` stays within --memory-budget + 200 MB
+at 2 and 8 threads (issue 14), on a trace big enough to spill.
+
+A resource bound, not a timing: the peak is the ingest process's VmHWM
+(ru_maxrss from wait4, the kernel's high-water mark of its resident set).
+The test first ingests the same trace with a budget that never spills and
+checks that peak is above the bound, so the trace is big enough for a
+budget that is not held to fail the test.
+
+usage: memory_bound_test.py TRACETABLE TT_GEN_TRACE
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BUDGET_MB = 16  # the smallest --memory-budget ingest accepts
+SLACK_MB = 200
+EVENTS = 3_000_000
+
+
+def ingest(tracetable, trace, out, threads, budget):
+    """Runs one ingest; returns (peak RSS MiB, spill runs)."""
+    proc = subprocess.Popen(
+        [tracetable, "ingest", trace, "-o", out, "--force", "--threads", str(threads),
+         "--memory-budget", budget],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"FAIL: ingest --threads {threads} --memory-budget {budget} failed:\n{err}")
+    spills = re.search(r"(\d+) spill runs", err)
+    if not spills:
+        sys.exit(f"FAIL: no spill count in: {err}")
+    return usage.ru_maxrss / 1024, int(spills.group(1))
+
+
+def main():
+    tracetable, gen = sys.argv[1], sys.argv[2]
+    failures = 0
+    with tempfile.TemporaryDirectory() as work:
+        trace = os.path.join(work, "trace.json")
+        subprocess.run([gen, "-n", str(EVENTS), "-o", trace], check=True, stdout=subprocess.DEVNULL)
+        out = os.path.join(work, "t.tracetable")
+        bound = BUDGET_MB + SLACK_MB
+
+        peak, spills = ingest(tracetable, trace, out, 2, "4G")
+        print(f"--memory-budget 4G, 2 threads: peak {peak:.0f} MiB, {spills} spill runs")
+        if spills != 0 or peak <= bound:
+            print(f"FAIL: the trace is too small to test the bound (peak {peak:.0f} MiB without "
+                  f"spilling, bound {bound} MiB)")
+            failures += 1
+
+        for threads in (2, 8):
+            peak, spills = ingest(tracetable, trace, out, threads, f"{BUDGET_MB}M")
+            print(f"--memory-budget {BUDGET_MB}M, {threads} threads: peak {peak:.0f} MiB, "
+                  f"{spills} spill runs (bound {bound} MiB)")
+            if spills == 0:
+                print("FAIL: the ingest did not spill")
+                failures += 1
+            if peak > bound:
+                print(f"FAIL: peak {peak:.0f} MiB above --memory-budget + {SLACK_MB} MB")
+                failures += 1
+    print("PASS" if failures == 0 else f"{failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

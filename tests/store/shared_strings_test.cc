@@ -1,0 +1,51 @@
+// SharedStrings (store/shared_strings.h): threads interning at once get one
+// id per distinct text and every text back from its id; TableBuilder ids
+// given through it follow first use, as plain interning gives them.
+#include "store/shared_strings.h"
+
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace tracetable {
+namespace {
+
+TEST(SharedStrings, ThreadsAgreeOnIdsAndTexts) {
+  SharedStrings strings;
+  EXPECT_EQ(strings.Intern(""), 0u);
+  constexpr int kThreads = 4, kTexts = 19997;  // prime: each thread's order below visits every text
+  // Every thread interns every text, each in its own order, twice; short
+  // (inline) and long (heap) texts.
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kTexts));
+  auto text = [](int i) { return i % 3 == 0 ? absl::StrCat("long text number ", i, " past any inline buffer") : absl::StrCat("n", i); };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2; ++round) {
+        for (int k = 0; k < kTexts; ++k) {
+          const int i = (k * (2 * t + 1) + t * 977) % kTexts;
+          const uint32_t id = strings.Intern(text(i));
+          if (round == 1) EXPECT_EQ(id, ids[t][i]) << i;
+          ids[t][i] = id;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::set<uint32_t> distinct;
+  for (int i = 0; i < kTexts; ++i) {
+    for (int t = 1; t < kThreads; ++t) ASSERT_EQ(ids[t][i], ids[0][i]) << i;
+    EXPECT_NE(ids[0][i], 0u);
+    distinct.insert(ids[0][i]);
+    EXPECT_EQ(strings.Text(ids[0][i]), text(i));
+  }
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(kTexts));
+  EXPECT_EQ(strings.Text(0), "");
+}
+
+}  // namespace
+}  // namespace tracetable
