@@ -63,6 +63,7 @@ absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<u
     if (counter) {
       tally.AddTrack(track, samples);
     } else {
+      std::sort(rows.begin(), rows.end(), StatsOrder);
       AddTrackRows(track, rows, start, out.covered_to, none, &tally);
     }
   }

@@ -4,10 +4,39 @@
 
 namespace tracetable {
 
+namespace {
+
+// Merges the sorted runs [runs[i], runs[i + 1]) of `rows` (from `first`)
+// pairwise until one is left, through `tmp`: O(n log runs) and no
+// allocation once the buffers are grown, where sorting all is O(n log n).
+void MergeRuns(std::vector<StatsRow>* rows, size_t first, std::vector<size_t> runs, std::vector<StatsRow>* tmp) {
+  auto at = [](std::vector<StatsRow>* v, size_t i) { return v->begin() + static_cast<std::ptrdiff_t>(i); };
+  while (runs.size() > 2) {
+    tmp->resize(rows->size());
+    std::vector<size_t> merged;
+    for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+      merged.push_back(runs[i]);
+      if (i + 2 < runs.size()) {
+        std::merge(at(rows, runs[i]), at(rows, runs[i + 1]), at(rows, runs[i + 1]), at(rows, runs[i + 2]),
+                   at(tmp, runs[i]), StatsOrder);
+      } else {
+        std::copy(at(rows, runs[i]), at(rows, runs[i + 1]), at(tmp, runs[i]));
+      }
+    }
+    if (merged.back() != runs.back()) merged.push_back(runs.back());
+    runs = std::move(merged);
+    std::copy(at(tmp, first), tmp->end(), at(rows, first));
+  }
+}
+
+}  // namespace
+
 absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std::pair<int64_t, int64_t>>& spans,
-                          const CoverSpan& cover, std::vector<TileRow>* scratch, std::vector<StatsRow>* out) {
+                          const CoverSpan& cover, std::vector<TileRow>* scratch, std::vector<StatsRow>* merge_tmp,
+                          std::vector<StatsRow>* out) {
   const proto::Track& info = t.resources().tracks(static_cast<int>(track));
   const size_t first = out->size();
+  std::vector<size_t> runs = {first};
   for (int c = 0; c < info.classes_size(); ++c) {
     const proto::ClassExtent& ext = info.classes(c);
     for (const auto& [from, to] : spans) {
@@ -18,6 +47,7 @@ absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std:
           !s.ok()) {
         return s;
       }
+      const size_t run = out->size();
       for (const TileRow& r : *scratch) {
         if (r.ts > to || r.ts + r.dur < from) continue;
         if (cover.any) {
@@ -26,13 +56,17 @@ absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std:
         }
         out->push_back({r.ts, r.dur, r.id, r.name, r.lane, r.kind});
       }
+      if (out->size() == run) continue;
+      // A level's tiles hold its rows in start order; ties are cheap to fix.
+      if (!std::is_sorted(out->begin() + static_cast<std::ptrdiff_t>(run), out->end(), StatsOrder)) {
+        std::sort(out->begin() + static_cast<std::ptrdiff_t>(run), out->end(), StatsOrder);
+      }
+      runs.push_back(out->size());
     }
   }
+  MergeRuns(out, first, std::move(runs), merge_tmp);
   // Spans share their end points and tiles: keep each event once. Equal ids
-  // are equal rows, so sorting as AddTrackRows does makes them neighbours.
-  std::sort(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(), [](const StatsRow& x, const StatsRow& y) {
-    return std::tie(x.ts, y.dur, x.id) < std::tie(y.ts, x.dur, y.id);
-  });
+  // are equal rows, so in StatsOrder they are neighbours.
   out->erase(std::unique(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(),
                          [](const StatsRow& x, const StatsRow& y) { return x.id == y.id; }),
              out->end());

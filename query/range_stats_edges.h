@@ -10,7 +10,7 @@
 // ts in [from, to]. Both read every storage level the window at resolution
 // 0 reads (query/window.cc), so they see exactly its events, but keep only
 // what statistics need (StatsRow) and nothing per event is allocated.
-// `scratch` is reused between calls to avoid allocations.
+// `scratch` and `merge_tmp` are buffers reused between calls.
 #ifndef TRACETABLE_QUERY_RANGE_STATS_EDGES_H_
 #define TRACETABLE_QUERY_RANGE_STATS_EDGES_H_
 
@@ -33,7 +33,8 @@ struct CoverSpan {
 };
 
 absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std::pair<int64_t, int64_t>>& spans,
-                          const CoverSpan& cover, std::vector<TileRow>* scratch, std::vector<StatsRow>* out);
+                          const CoverSpan& cover, std::vector<TileRow>* scratch, std::vector<StatsRow>* merge_tmp,
+                          std::vector<StatsRow>* out);
 
 absl::StatusOr<uint64_t> CountSamples(const Table& t, uint32_t track, int64_t from, int64_t to,
                                       std::vector<TileRow>* scratch);

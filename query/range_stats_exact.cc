@@ -1,7 +1,7 @@
 #include "query/range_stats_exact.h"
 
 #include <algorithm>
-#include <tuple>
+#include <cstdint>
 
 namespace tracetable {
 
@@ -42,29 +42,46 @@ void StatsTally::MoveInto(RangeStats* out) {
   });
 }
 
-void AddTrackRows(uint32_t track, std::vector<StatsRow>& rows, int64_t a, int64_t b,
+void AddTrackRows(uint32_t track, const std::vector<StatsRow>& rows, int64_t a, int64_t b,
                   const absl::flat_hash_map<uint64_t, int64_t>& outside, StatsTally* tally) {
-  std::sort(rows.begin(), rows.end(), [](const StatsRow& x, const StatsRow& y) {
-    return std::tie(x.ts, y.dur, x.id) < std::tie(y.ts, x.dur, y.id);
-  });
-  std::vector<int64_t> clipped(rows.size(), 0), children(rows.size(), 0);
-  std::vector<size_t> open;  // slices not ended at the current row
+  // Per row its children's time inside [a, b]; per lane its latest slice.
+  // Reused by the calls of one thread: a range may hold millions of rows.
+  thread_local std::vector<int64_t> children;
+  thread_local std::vector<size_t> last;
+  constexpr size_t kNone = SIZE_MAX;
+  thread_local std::vector<uint32_t> lanes;
+  children.assign(rows.size(), 0);
+  last.clear();
+  // Lanes index `last` directly; sparse huge ones (a deep async nest block,
+  // or a damaged tile) by their rank among the rows' lanes, same order.
+  uint32_t max_lane = 0;
+  for (const StatsRow& r : rows) max_lane = std::max(max_lane, r.lane);
+  lanes.clear();
+  if (max_lane > (1u << 20)) {
+    for (const StatsRow& r : rows) lanes.push_back(r.lane);
+    std::sort(lanes.begin(), lanes.end());
+    lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
+  }
+  auto slot = [&](uint32_t lane) -> size_t {
+    return lanes.empty() ? lane : static_cast<size_t>(std::lower_bound(lanes.begin(), lanes.end(), lane) - lanes.begin());
+  };
+  auto clip = [a, b](const StatsRow& r) { return std::max<int64_t>(0, std::min(r.ts + r.dur, b) - std::max(r.ts, a)); };
   for (size_t i = 0; i < rows.size(); ++i) {
     const StatsRow& r = rows[i];
-    if (r.kind != EventKind::kSlice) continue;
-    clipped[i] = std::max<int64_t>(0, std::min(r.ts + r.dur, b) - std::max(r.ts, a));
-    if (r.dur == 0) continue;
-    std::erase_if(open, [&](size_t o) { return rows[o].ts + rows[o].dur <= r.ts; });
-    const size_t none = rows.size();
-    size_t parent = none;
-    for (size_t o : open) {
-      if (rows[o].lane < r.lane && rows[o].ts + rows[o].dur >= r.ts + r.dur &&
-          (parent == none || rows[o].lane > rows[parent].lane)) {
-        parent = o;
+    if (r.kind != EventKind::kSlice || r.dur == 0) continue;
+    const int64_t end = r.ts + r.dur;
+    const size_t own = slot(r.lane);
+    for (size_t lane = std::min(own, last.size()); lane-- > 0;) {
+      const size_t o = last[lane];
+      if (o == kNone) continue;
+      const int64_t o_end = rows[o].ts + rows[o].dur;
+      if (o_end > r.ts && o_end >= end) {
+        children[o] += clip(r);
+        break;
       }
     }
-    if (parent != none) children[parent] += clipped[i];
-    open.push_back(i);
+    if (own >= last.size()) last.resize(own + 1, kNone);
+    last[own] = i;
   }
   RangeAgg& t = tally->Track(track);
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -73,18 +90,19 @@ void AddTrackRows(uint32_t track, std::vector<StatsRow>& rows, int64_t a, int64_
     ++n.count;
     ++t.count;
     if (r.kind != EventKind::kSlice) continue;
-    int64_t self = clipped[i] - children[i];
+    const int64_t clipped = clip(r);
+    int64_t self = clipped - children[i];
     if (!outside.empty()) {
       if (auto it = outside.find(r.id); it != outside.end()) self -= it->second;
     }
     self = std::max<int64_t>(0, self);
-    n.min = n.slices == 0 ? clipped[i] : std::min(n.min, clipped[i]);
-    n.max = std::max(n.max, clipped[i]);
+    n.min = n.slices == 0 ? clipped : std::min(n.min, clipped);
+    n.max = std::max(n.max, clipped);
     ++n.slices;
-    n.total += clipped[i];
+    n.total += clipped;
     n.self += self;
     ++t.slices;
-    t.total += clipped[i];
+    t.total += clipped;
     t.self += self;
   }
 }

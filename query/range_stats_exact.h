@@ -3,7 +3,8 @@
 // the path over bucket aggregates (query/range_stats_index.h) share, so the
 // two give the same answer by construction.
 //
-// Contract: AddTrackRows takes rows of one non-counter track that include,
+// Contract: AddTrackRows takes rows of one non-counter track, in StatsOrder,
+// that include,
 // with every slice among them, every slice containing it (a container
 // overlaps whatever its contents overlap, so any set of "all events
 // overlapping X" qualifies), each at most once. Each row counts once
@@ -69,8 +70,15 @@ class StatsTally {
   absl::flat_hash_map<uint32_t, RangeAgg> tracks_;
 };
 
-// Sorts `rows` (in place) and tallies them.
-void AddTrackRows(uint32_t track, std::vector<StatsRow>& rows, int64_t a, int64_t b,
+// (ts, longer first, id): the order slices meet their parents in.
+inline bool StatsOrder(const StatsRow& x, const StatsRow& y) {
+  return x.ts != y.ts ? x.ts < y.ts : x.dur != y.dur ? x.dur > y.dur : x.id < y.id;
+}
+
+// Tallies `rows` (in StatsOrder). A lane's slices never overlap
+// (format/lane_layout.h), so the slices open at a row are at most one per
+// lane and its parent is found lane by lane downwards from its own.
+void AddTrackRows(uint32_t track, const std::vector<StatsRow>& rows, int64_t a, int64_t b,
                   const absl::flat_hash_map<uint64_t, int64_t>& outside, StatsTally* tally);
 
 }  // namespace tracetable

@@ -85,7 +85,7 @@ struct Worker {
   explicit Worker(size_t num_strings) : tally(num_strings) {}
   StatsTally tally;
   std::vector<TileRow> scratch;
-  std::vector<StatsRow> rows;
+  std::vector<StatsRow> rows, merge_tmp;
   Outside outside;
   uint64_t events = 0;
 };
@@ -94,7 +94,7 @@ absl::Status SliceTrack(const Table& t, const Plan& p, uint32_t track, Worker* w
   w->outside.clear();
   if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside); !s.ok()) return s;
   w->rows.clear();
-  if (absl::Status s = ReadRestRows(t, track, p.spans, p.cover_span, &w->scratch, &w->rows); !s.ok()) return s;
+  if (absl::Status s = ReadRestRows(t, track, p.spans, p.cover_span, &w->scratch, &w->merge_tmp, &w->rows); !s.ok()) return s;
   w->events += w->rows.size();
   if (!w->rows.empty()) AddTrackRows(track, w->rows, p.a, p.b, w->outside, &w->tally);
   return absl::OkStatus();
