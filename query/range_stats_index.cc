@@ -22,17 +22,25 @@ bool IsCounter(const Table& t, uint32_t track) {
   return t.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER;
 }
 
+// Buffers one thread reuses for every bucket it decodes.
+struct BucketScratch {
+  std::string value;
+  proto::StatsBucket proto;
+  StatsBucketData data;
+};
+
 absl::Status ReadAggregates(const Table& t, uint32_t track, const std::vector<BucketId>& cover, StatsTally* tally,
-                            Outside* outside) {
+                            Outside* outside, BucketScratch* scratch) {
   const bool counter = IsCounter(t, track);
   RangeAgg sum;
-  std::string value;
   for (const BucketId& b : cover) {
-    absl::Status s = t.Get(StatsBucketKey(track, b), &value);
+    absl::Status s = t.Get(StatsBucketKey(track, b), &scratch->value);
     if (absl::IsNotFound(s)) continue;
     if (!s.ok()) return s;
-    absl::StatusOr<StatsBucketData> d = DecodeStatsBucket(value, t.num_strings());
-    if (!d.ok()) return CorruptTable(t.path(), absl::StrCat("track ", track, ": ", d.status().message()));
+    StatsBucketData* d = &scratch->data;
+    if (absl::Status e = DecodeStatsBucket(scratch->value, t.num_strings(), &scratch->proto, d); !e.ok()) {
+      return CorruptTable(t.path(), absl::StrCat("track ", track, ": ", e.message()));
+    }
     if (counter ? !d->names.empty() : d->samples != 0) {
       return CorruptTable(t.path(), absl::StrCat("track ", track, ": stats bucket of the wrong kind"));
     }
@@ -86,13 +94,14 @@ struct Worker {
   StatsTally tally;
   std::vector<TileRow> scratch;
   std::vector<StatsRow> rows, merge_tmp;
+  BucketScratch buckets;
   Outside outside;
   uint64_t events = 0;
 };
 
 absl::Status SliceTrack(const Table& t, const Plan& p, uint32_t track, Worker* w) {
   w->outside.clear();
-  if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside); !s.ok()) return s;
+  if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside, &w->buckets); !s.ok()) return s;
   w->rows.clear();
   if (absl::Status s = ReadRestRows(t, track, p.spans, p.cover_span, &w->scratch, &w->merge_tmp, &w->rows); !s.ok()) return s;
   w->events += w->rows.size();
@@ -103,7 +112,7 @@ absl::Status SliceTrack(const Table& t, const Plan& p, uint32_t track, Worker* w
 // Samples in [a, b] and the one before a, whose value holds at a (the
 // window's carried sample).
 absl::Status CounterTrack(const Table& t, const Plan& p, uint32_t track, Worker* w) {
-  if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside); !s.ok()) return s;
+  if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside, &w->buckets); !s.ok()) return s;
   RangeAgg samples;
   if (FirstSample(t.resources().tracks(static_cast<int>(track))) < p.a) samples.count = 1;
   const int64_t lo = p.cover.empty() ? p.b : p.cover_span.lo, hi = p.cover.empty() ? p.b : p.cover_span.hi;
