@@ -29,11 +29,19 @@ void MergeRuns(std::vector<StatsRow>* rows, size_t first, std::vector<size_t> ru
   }
 }
 
+// The time that holds about `rows` rows of a storage level, at its average
+// density (at least 1 ps).
+int64_t ChunkLength(const proto::ClassExtent& ext, uint64_t rows) {
+  const double span = static_cast<double>(std::max<int64_t>(ext.max_end() - ext.min_ts(), 1));
+  const double len = span * static_cast<double>(rows) / static_cast<double>(std::max<uint64_t>(ext.count(), 1));
+  return len >= 4e18 ? INT64_MAX / 4 : std::max<int64_t>(1, static_cast<int64_t>(len));
+}
+
 }  // namespace
 
 absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std::pair<int64_t, int64_t>>& spans,
                           const CoverSpan& cover, std::vector<TileRow>* scratch, std::vector<StatsRow>* merge_tmp,
-                          std::vector<StatsRow>* out) {
+                          std::vector<StatsRow>* out, uint64_t chunk_rows) {
   const proto::Track& info = t.resources().tracks(static_cast<int>(track));
   const size_t first = out->size();
   std::vector<size_t> runs = {first};
@@ -41,20 +49,29 @@ absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std:
     const proto::ClassExtent& ext = info.classes(c);
     for (const auto& [from, to] : spans) {
       if (to < from || ext.count() == 0 || ext.max_end() < from || ext.min_ts() > to) continue;
-      scratch->clear();
-      // Rows starting up to the level's longest event before `from` may reach it.
-      if (absl::Status s = t.ReadTiles(track, TileSection::kEvents, c, from - ext.max_dur(), to, scratch, nullptr);
-          !s.ok()) {
-        return s;
-      }
       const size_t run = out->size();
-      for (const TileRow& r : *scratch) {
-        if (r.ts > to || r.ts + r.dur < from) continue;
-        if (cover.any) {
-          const BucketId own = OwningBucket(*cover.grid, r.ts, r.dur);
-          if (BucketStart(*cover.grid, own) >= cover.lo && BucketEnd(*cover.grid, own) <= cover.hi) continue;
+      // Rows starting up to the level's longest event before `from` may
+      // reach it. Read in pieces of about `chunk_rows` rows, each keeping the
+      // rows that start in it, so `scratch` stays small and in cache.
+      const int64_t lower = std::max(from - ext.max_dur(), ext.min_ts());
+      const int64_t upper = std::min(to, ext.max_end());
+      const int64_t chunk = ChunkLength(ext, chunk_rows);
+      for (int64_t lo = lower; lo <= upper;) {
+        const int64_t hi = upper - lo < chunk ? upper : lo + chunk - 1;
+        scratch->clear();
+        if (absl::Status s = t.ReadTiles(track, TileSection::kEvents, c, lo, hi, scratch, nullptr); !s.ok()) {
+          return s;
         }
-        out->push_back({r.ts, r.dur, r.id, r.name, r.lane, r.kind});
+        for (const TileRow& r : *scratch) {
+          if (r.ts < lo || r.ts > hi || r.ts + r.dur < from) continue;
+          if (cover.any) {
+            const BucketId own = OwningBucket(*cover.grid, r.ts, r.dur);
+            if (BucketStart(*cover.grid, own) >= cover.lo && BucketEnd(*cover.grid, own) <= cover.hi) continue;
+          }
+          out->push_back({r.ts, r.dur, r.id, r.name, r.lane, r.kind});
+        }
+        if (hi == upper) break;
+        lo = hi + 1;
       }
       if (out->size() == run) continue;
       // A level's tiles hold its rows in start order; ties are cheap to fix.

@@ -10,7 +10,9 @@
 // ts in [from, to]. Both read every storage level the window at resolution
 // 0 reads (query/window.cc), so they see exactly its events, but keep only
 // what statistics need (StatsRow) and nothing per event is allocated.
-// `scratch` and `merge_tmp` are buffers reused between calls.
+// `scratch` and `merge_tmp` are buffers reused between calls. Each storage
+// level is read in time pieces of about `chunk_rows` rows (the answer does
+// not depend on it; tests make it small to cross many piece edges).
 #ifndef TRACETABLE_QUERY_RANGE_STATS_EDGES_H_
 #define TRACETABLE_QUERY_RANGE_STATS_EDGES_H_
 
@@ -34,7 +36,7 @@ struct CoverSpan {
 
 absl::Status ReadRestRows(const Table& t, uint32_t track, const std::vector<std::pair<int64_t, int64_t>>& spans,
                           const CoverSpan& cover, std::vector<TileRow>* scratch, std::vector<StatsRow>* merge_tmp,
-                          std::vector<StatsRow>* out);
+                          std::vector<StatsRow>* out, uint64_t chunk_rows = 8192);
 
 absl::StatusOr<uint64_t> CountSamples(const Table& t, uint32_t track, int64_t from, int64_t to,
                                       std::vector<TileRow>* scratch);
