@@ -5,7 +5,8 @@
 # the first call after the server started (cold block cache) and the median
 # of 3 warm calls, with the server's CPU time per warm call (median; less
 # sensitive than wall time to other work on a shared machine), the answer's
-# events read one by one, truncation and name count.
+# events read one by one, truncation and name count. RANGES="a:b ..." adds
+# ranges given in absolute microseconds (e.g. edges just inside buckets).
 # usage: bench/stats_latency.sh TABLE [tracetable binary] [port]
 set -euo pipefail
 TAB=$1
@@ -15,11 +16,15 @@ FRACS=${FRACS:-1 0.1 0.01 0.001 0.0001}
 read -r lo hi < <("$T" info --json "$TAB" | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['start_us'], d['end_us'])")
 name=$(basename "$TAB" .tracetable)
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
-for frac in $FRACS; do
+for frac in $FRACS ${RANGES:-}; do
   "$T" serve "$TAB" --port "$PORT" >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 50); do curl -sf "localhost:$PORT/api/tables" >/dev/null && break; sleep 0.2; done
-  read -r a b < <(python3 -c "lo,hi,f=$lo,$hi,$frac; m=(lo+hi)/2; w=(hi-lo)*f/2; print('%.3f %.3f' % (max(lo,m-w), min(hi,m+w)))")
+  if [[ $frac == *:* ]]; then
+    a=${frac%:*} b=${frac#*:}
+  else
+    read -r a b < <(python3 -c "lo,hi,f=$lo,$hi,$frac; m=(lo+hi)/2; w=(hi-lo)*f/2; print('%.3f %.3f' % (max(lo,m-w), min(hi,m+w)))")
+  fi
   url="localhost:$PORT/api/tables/$name/stats?start_us=$a&end_us=$b&top=5"
   times=()
   cpus=()
