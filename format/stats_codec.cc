@@ -89,6 +89,17 @@ std::string EncodeStatsBucket(const StatsBucketData& d) {
 
 absl::StatusOr<StatsBucketData> DecodeStatsBucket(std::string_view value, uint64_t num_strings) {
   proto::StatsBucket p;
+  StatsBucketData d;
+  if (absl::Status s = DecodeStatsBucket(value, num_strings, &p, &d); !s.ok()) return s;
+  return d;
+}
+
+absl::Status DecodeStatsBucket(std::string_view value, uint64_t num_strings, proto::StatsBucket* scratch,
+                               StatsBucketData* out) {
+  proto::StatsBucket& p = *scratch;
+  p.Clear();
+  out->names.clear();
+  out->parents.clear();
   if (!p.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
     return absl::DataLossError("stats bucket does not parse");
   }
@@ -97,9 +108,8 @@ absl::StatusOr<StatsBucketData> DecodeStatsBucket(std::string_view value, uint64
       p.min_size() != n || p.max_size() != n || p.parent_id_size() != p.parent_time_size()) {
     return absl::DataLossError("stats bucket columns disagree");
   }
-  StatsBucketData d;
-  d.samples = p.samples();
-  d.names.reserve(n);
+  out->samples = p.samples();
+  out->names.reserve(n);
   for (int i = 0; i < n; ++i) {
     if ((i > 0 && p.name(i) <= p.name(i - 1)) || p.name(i) >= num_strings) {
       return absl::DataLossError("stats bucket names out of order or unknown");
@@ -108,15 +118,15 @@ absl::StatusOr<StatsBucketData> DecodeStatsBucket(std::string_view value, uint64
         p.max(i) > p.total(i)) {
       return absl::DataLossError("stats bucket holds impossible values");
     }
-    d.names.push_back({p.name(i), p.count(i), p.slices(i), static_cast<int64_t>(p.total(i)),
-                       static_cast<int64_t>(p.self(i)), static_cast<int64_t>(p.min(i)),
-                       static_cast<int64_t>(p.max(i))});
+    out->names.push_back({p.name(i), p.count(i), p.slices(i), static_cast<int64_t>(p.total(i)),
+                          static_cast<int64_t>(p.self(i)), static_cast<int64_t>(p.min(i)),
+                          static_cast<int64_t>(p.max(i))});
   }
   for (int i = 0; i < p.parent_id_size(); ++i) {
     if (p.parent_time(i) > kMaxTime) return absl::DataLossError("stats bucket holds impossible values");
-    d.parents.emplace_back(p.parent_id(i), static_cast<int64_t>(p.parent_time(i)));
+    out->parents.emplace_back(p.parent_id(i), static_cast<int64_t>(p.parent_time(i)));
   }
-  return d;
+  return absl::OkStatus();
 }
 
 }  // namespace tracetable

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/tracetable.pb.h"
 
 namespace tracetable {
 
@@ -74,6 +75,10 @@ std::string EncodeStatsBucket(const StatsBucketData& d);
 // disagree, names are not ascending or below num_strings, or a value is
 // impossible (slices > count, self > total, min > max, times past int64).
 absl::StatusOr<StatsBucketData> DecodeStatsBucket(std::string_view value, uint64_t num_strings);
+// The same into `out`, reusing its and `scratch`'s memory: a query decoding
+// many records grows its buffers once.
+absl::Status DecodeStatsBucket(std::string_view value, uint64_t num_strings, proto::StatsBucket* scratch,
+                               StatsBucketData* out);
 
 }  // namespace tracetable
 

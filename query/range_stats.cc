@@ -44,9 +44,9 @@ absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<u
     out.covered_to = req.end;
   }
   // Items are sorted by track: hand each track's rows over at once.
-  StatsTally tally;
+  StatsTally tally(t.num_strings());
   const absl::flat_hash_map<uint64_t, int64_t> none;
-  std::vector<TileRow> rows;
+  std::vector<StatsRow> rows;
   for (size_t i = 0; i < items.size();) {
     const uint32_t track = items[i].track;
     const bool counter = t.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER;
@@ -56,12 +56,14 @@ absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<u
       if (counter) {
         samples.count += items[i].row.count;
       } else {
-        rows.push_back(items[i].row);
+        const TileRow& r = items[i].row;
+        rows.push_back({r.ts, r.dur, r.id, r.name, r.lane, r.kind});
       }
     }
     if (counter) {
       tally.AddTrack(track, samples);
     } else {
+      std::sort(rows.begin(), rows.end(), StatsOrder);
       AddTrackRows(track, rows, start, out.covered_to, none, &tally);
     }
   }

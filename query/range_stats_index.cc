@@ -1,36 +1,46 @@
 #include "query/range_stats_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "format/stats_codec.h"
+#include "query/parallel_for.h"
+#include "query/range_stats_edges.h"
 #include "query/range_stats_exact.h"
-#include "query/window.h"
 #include "store/corruption.h"
 
 namespace tracetable {
 namespace {
 
-using Outside = absl::flat_hash_map<uint32_t, absl::flat_hash_map<uint64_t, int64_t>>;  // track -> parent id -> ps
+using Outside = absl::flat_hash_map<uint64_t, int64_t>;  // parent id -> ps its children inside cover buckets take
 
 bool IsCounter(const Table& t, uint32_t track) {
   return t.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER;
 }
 
-absl::Status ReadAggregates(const Table& t, const StatsGrid& g, uint32_t track, const std::vector<BucketId>& cover,
-                            StatsTally* tally, Outside* outside) {
+// Buffers one thread reuses for every bucket it decodes.
+struct BucketScratch {
+  std::string value;
+  proto::StatsBucket proto;
+  StatsBucketData data;
+};
+
+absl::Status ReadAggregates(const Table& t, uint32_t track, const std::vector<BucketId>& cover, StatsTally* tally,
+                            Outside* outside, BucketScratch* scratch) {
   const bool counter = IsCounter(t, track);
   RangeAgg sum;
-  std::string value;
   for (const BucketId& b : cover) {
-    absl::Status s = t.Get(StatsBucketKey(track, b), &value);
+    absl::Status s = t.Get(StatsBucketKey(track, b), &scratch->value);
     if (absl::IsNotFound(s)) continue;
     if (!s.ok()) return s;
-    absl::StatusOr<StatsBucketData> d = DecodeStatsBucket(value, t.num_strings());
-    if (!d.ok()) return CorruptTable(t.path(), absl::StrCat("track ", track, ": ", d.status().message()));
+    StatsBucketData* d = &scratch->data;
+    if (absl::Status e = DecodeStatsBucket(scratch->value, t.num_strings(), &scratch->proto, d); !e.ok()) {
+      return CorruptTable(t.path(), absl::StrCat("track ", track, ": ", e.message()));
+    }
     if (counter ? !d->names.empty() : d->samples != 0) {
       return CorruptTable(t.path(), absl::StrCat("track ", track, ": stats bucket of the wrong kind"));
     }
@@ -43,7 +53,7 @@ absl::Status ReadAggregates(const Table& t, const StatsGrid& g, uint32_t track, 
       sum.total += a.total;
       sum.self += a.self;
     }
-    for (const auto& [id, time] : d->parents) (*outside)[track][id] += time;
+    for (const auto& [id, time] : d->parents) (*outside)[id] += time;
   }
   if (sum.count > 0) tally->AddTrack(track, sum);
   return absl::OkStatus();
@@ -69,16 +79,65 @@ int64_t FirstSample(const proto::Track& tr) {
   return first;
 }
 
+// One query's plan, shared read-only by the threads answering its tracks.
+struct Plan {
+  StatsGrid grid;
+  std::vector<BucketId> cover;
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  CoverSpan cover_span;
+  int64_t a = 0, b = 0;
+};
+
+// What one thread keeps between the tracks it answers.
+struct Worker {
+  explicit Worker(size_t num_strings) : tally(num_strings) {}
+  StatsTally tally;
+  std::vector<TileRow> scratch;
+  std::vector<StatsRow> rows, merge_tmp;
+  BucketScratch buckets;
+  Outside outside;
+  uint64_t events = 0;
+};
+
+absl::Status SliceTrack(const Table& t, const Plan& p, uint32_t track, Worker* w) {
+  w->outside.clear();
+  if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside, &w->buckets); !s.ok()) return s;
+  w->rows.clear();
+  if (absl::Status s = ReadRestRows(t, track, p.spans, p.cover_span, &w->scratch, &w->merge_tmp, &w->rows); !s.ok()) return s;
+  w->events += w->rows.size();
+  if (!w->rows.empty()) AddTrackRows(track, w->rows, p.a, p.b, w->outside, &w->tally);
+  return absl::OkStatus();
+}
+
+// Samples in [a, b] and the one before a, whose value holds at a (the
+// window's carried sample).
+absl::Status CounterTrack(const Table& t, const Plan& p, uint32_t track, Worker* w) {
+  if (absl::Status s = ReadAggregates(t, track, p.cover, &w->tally, &w->outside, &w->buckets); !s.ok()) return s;
+  RangeAgg samples;
+  if (FirstSample(t.resources().tracks(static_cast<int>(track))) < p.a) samples.count = 1;
+  const int64_t lo = p.cover.empty() ? p.b : p.cover_span.lo, hi = p.cover.empty() ? p.b : p.cover_span.hi;
+  for (const auto& [from, to] : {std::pair{p.a, lo - 1}, std::pair{hi, p.b}}) {
+    absl::StatusOr<uint64_t> n = CountSamples(t, track, from, to, &w->scratch);
+    if (!n.ok()) return n.status();
+    samples.count += *n;
+  }
+  w->events += samples.count;
+  if (samples.count > 0) w->tally.AddTrack(track, samples);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RangeStats> RangeStatsFromIndex(const Table& t, const std::vector<uint32_t>& tracks, int64_t a,
                                                int64_t b) {
   const proto::StatsIndexInfo& info = t.meta().stats_index();
-  const StatsGrid g{t.meta().min_ts(), info.bucket_log2(), info.levels()};
-  std::vector<uint32_t> slices_tracks, counter_tracks;
-  for (int i = 0, n = tracks.empty() ? t.resources().tracks_size() : static_cast<int>(tracks.size()); i < n; ++i) {
-    const uint32_t track = tracks.empty() ? static_cast<uint32_t>(i) : tracks[i];
-    (IsCounter(t, track) ? counter_tracks : slices_tracks).push_back(track);
+  Plan p;
+  p.grid = StatsGrid{t.meta().min_ts(), info.bucket_log2(), info.levels()};
+  p.a = a;
+  p.b = b;
+  std::vector<uint32_t> todo = tracks;
+  if (todo.empty()) {
+    for (int i = 0; i < t.resources().tracks_size(); ++i) todo.push_back(static_cast<uint32_t>(i));
   }
   RangeStats out;
   out.covered_to = b;
@@ -86,69 +145,42 @@ absl::StatusOr<RangeStats> RangeStatsFromIndex(const Table& t, const std::vector
   // No event ends past max_end (or starts before min_ts): a range reaching
   // past the span holds the buckets sticking out of it wholly, so the whole
   // span is one top bucket.
-  const BucketId top{g.levels - 1, 0};
-  const std::vector<BucketId> cover =
-      CoverBuckets(g, a <= g.min_ts ? g.min_ts : a, b >= t.meta().max_end() ? BucketEnd(g, top) : b);
-  const int64_t lo = cover.empty() ? b : BucketStart(g, cover.front());
-  const int64_t hi = cover.empty() ? b : BucketEnd(g, cover.back());
-  StatsTally tally;
-  Outside outside;
-  for (uint32_t track : slices_tracks) {
-    if (absl::Status s = ReadAggregates(t, g, track, cover, &tally, &outside); !s.ok()) return s;
+  const BucketId top{p.grid.levels - 1, 0};
+  p.cover = CoverBuckets(p.grid, a <= p.grid.min_ts ? p.grid.min_ts : a,
+                         b >= t.meta().max_end() ? BucketEnd(p.grid, top) : b);
+  p.spans = RestSpans(p.grid, p.cover, a, b);
+  p.cover_span.grid = &p.grid;
+  p.cover_span.any = !p.cover.empty();
+  if (p.cover_span.any) {
+    p.cover_span.lo = BucketStart(p.grid, p.cover.front());
+    p.cover_span.hi = BucketEnd(p.grid, p.cover.back());
   }
-  for (uint32_t track : counter_tracks) {
-    if (absl::Status s = ReadAggregates(t, g, track, cover, &tally, &outside); !s.ok()) return s;
-  }
-  // Events in no cover bucket, each once (windows overlap at their ends).
-  absl::flat_hash_map<uint32_t, std::vector<TileRow>> rest;
-  for (const auto& [from, to] : RestSpans(g, cover, a, b)) {
-    if (slices_tracks.empty()) break;
-    if (to < from) continue;  // the cover reaches past b
-    WindowRequest req;
-    req.start = from;
-    req.end = to;
-    req.tracks = slices_tracks;
-    absl::StatusOr<WindowResult> w = QueryWindow(t, req);
-    if (!w.ok()) return w.status();
-    out.events += w->items.size();
-    for (const WindowItem& it : w->items) {
-      if (it.summary) return absl::InternalError("a resolution-0 window returned a summary");
-      if (!cover.empty()) {
-        const BucketId own = OwningBucket(g, it.row.ts, it.row.dur);
-        if (BucketStart(g, own) >= lo && BucketEnd(g, own) <= hi) continue;
+  // Tracks are independent: each worker answers whole tracks into a tally
+  // of its own, and the tallies are merged at the end.
+  const int threads = static_cast<int>(std::min<size_t>(todo.size(), static_cast<size_t>(QueryThreads())));
+  std::vector<Worker> workers;
+  workers.reserve(static_cast<size_t>(std::max(threads, 1)));
+  for (int i = 0; i < std::max(threads, 1); ++i) workers.emplace_back(t.num_strings());
+  std::vector<absl::Status> errors(workers.size());
+  std::atomic<size_t> next{0};
+  ParallelFor(workers.size(), threads, [&](size_t wi) {
+    Worker& w = workers[wi];
+    for (size_t i = next.fetch_add(1); i < todo.size(); i = next.fetch_add(1)) {
+      const uint32_t track = todo[i];
+      if (track >= static_cast<uint32_t>(t.resources().tracks_size())) {
+        errors[wi] = absl::InvalidArgumentError(absl::StrCat("no track ", track));
+      } else {
+        errors[wi] = IsCounter(t, track) ? CounterTrack(t, p, track, &w) : SliceTrack(t, p, track, &w);
       }
-      rest[it.track].push_back(it.row);
+      if (!errors[wi].ok()) return;
     }
+  });
+  for (const absl::Status& s : errors) {
+    if (!s.ok()) return s;
   }
-  static const absl::flat_hash_map<uint64_t, int64_t> kNone;
-  for (auto& [track, rows] : rest) {
-    std::sort(rows.begin(), rows.end(), [](const TileRow& x, const TileRow& y) { return x.id < y.id; });
-    rows.erase(std::unique(rows.begin(), rows.end(), [](const TileRow& x, const TileRow& y) { return x.id == y.id; }),
-               rows.end());
-    auto it = outside.find(track);
-    AddTrackRows(track, rows, a, b, it == outside.end() ? kNone : it->second, &tally);
-  }
-  // Counter samples: those in [a, b] and the one before a, whose value
-  // holds at a (the window's carried sample).
-  absl::flat_hash_map<uint32_t, RangeAgg> samples;
-  for (uint32_t track : counter_tracks) {
-    if (FirstSample(t.resources().tracks(static_cast<int>(track))) < a) samples[track].count = 1;
-  }
-  for (const auto& [from, to] : std::vector<std::pair<int64_t, int64_t>>{{a, lo - 1}, {hi, b}}) {
-    if (to < from || counter_tracks.empty()) continue;
-    WindowRequest req;
-    req.start = from;
-    req.end = to;
-    req.tracks = counter_tracks;
-    absl::StatusOr<WindowResult> w = QueryWindow(t, req);
-    if (!w.ok()) return w.status();
-    out.events += w->items.size();
-    for (const WindowItem& it : w->items) {
-      if (it.row.ts >= from && it.row.ts <= to) ++samples[it.track].count;
-    }
-  }
-  for (const auto& [track, n] : samples) tally.AddTrack(track, n);
-  tally.MoveInto(&out);
+  for (size_t i = 1; i < workers.size(); ++i) workers[0].tally.Merge(workers[i].tally);
+  for (const Worker& w : workers) out.events += w.events;
+  workers[0].tally.MoveInto(&out);
   return out;
 }
 

@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "query/range_stats.h"
+#include "query/range_stats_edges.h"
+#include "query/window.h"
 #include "format/stats_codec.h"
 #include "tests/query/random_trace.h"
 #include "tests/query/range_stats_reference.h"
@@ -151,6 +153,67 @@ TEST(RangeStats, EveryFieldMatchesBruteForceFromAggregatesAndFromEvents) {
         ASSERT_TRUE(got.ok()) << got.status();
         ref.Expect(*got, tracks, a, b);
         ASSERT_FALSE(::testing::Test::HasFailure());
+      }
+    }
+  }
+}
+
+// The edge reader (query/range_stats_edges.h) against a brute force over the
+// track's whole resolution-0 window: random spans and covers, storage levels
+// read in pieces of one row (many piece edges) and of all rows at once.
+TEST(RangeStats, RestRowsMatchBruteForceAtAnyPieceSize) {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(seed);
+    RandomTable random;
+    ASSERT_TRUE(random.Build(seed, 1ull << 30, 16));
+    const Table& t = *random.table;
+    const int64_t lo = t.meta().min_ts(), hi = t.meta().max_end();
+    const StatsGrid g{lo, t.meta().stats_index().bucket_log2(), t.meta().stats_index().levels()};
+    WindowRequest all;
+    all.start = lo;
+    all.end = hi;
+    absl::StatusOr<WindowResult> every = QueryWindow(t, all);
+    ASSERT_TRUE(every.ok()) << every.status();
+    std::mt19937_64 rng(seed);
+    auto any = [&] { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+    for (int round = 0; round < 12; ++round) {
+      std::vector<std::pair<int64_t, int64_t>> spans;
+      for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) {
+        int64_t a = any(), b = round % 3 == 0 ? a : any();
+        spans.emplace_back(std::min(a, b), std::max(a, b));
+      }
+      int64_t ca = any(), cb = any();
+      const std::vector<BucketId> cover = CoverBuckets(g, std::min(ca, cb), std::max(ca, cb));
+      CoverSpan cs{&g, !cover.empty() && round % 4 != 0, 0, 0};
+      if (cs.any) {
+        cs.lo = BucketStart(g, cover.front());
+        cs.hi = BucketEnd(g, cover.back());
+      }
+      for (uint32_t track = 0; track < static_cast<uint32_t>(t.resources().tracks_size()); ++track) {
+        if (t.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER) continue;
+        std::vector<StatsRow> want;
+        for (const WindowItem& it : every->items) {
+          if (it.track != track) continue;
+          const TileRow& r = it.row;
+          bool in = false;
+          for (const auto& [a, b] : spans) in |= r.ts <= b && r.ts + r.dur >= a;
+          const BucketId own = OwningBucket(g, r.ts, r.dur);
+          if (in && !(cs.any && BucketStart(g, own) >= cs.lo && BucketEnd(g, own) <= cs.hi)) {
+            want.push_back({r.ts, r.dur, r.id, r.name, r.lane, r.kind});
+          }
+        }
+        std::sort(want.begin(), want.end(), StatsOrder);
+        for (uint64_t chunk_rows : {uint64_t{1}, uint64_t{1} << 40}) {
+          SCOPED_TRACE(::testing::Message() << "round " << round << " track " << track << " chunk " << chunk_rows);
+          std::vector<TileRow> scratch;
+          std::vector<StatsRow> tmp, got;
+          ASSERT_TRUE(ReadRestRows(t, track, spans, cs, &scratch, &tmp, &got, chunk_rows).ok());
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t i = 0; i < got.size(); ++i) {
+            EXPECT_EQ(std::tie(got[i].ts, got[i].dur, got[i].id, got[i].name, got[i].lane, got[i].kind),
+                      std::tie(want[i].ts, want[i].dur, want[i].id, want[i].name, want[i].lane, want[i].kind));
+          }
+        }
       }
     }
   }
