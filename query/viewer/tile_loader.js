@@ -3,7 +3,13 @@
 // answer is dropped; one that was no longer needed but not cancelled in time
 // still goes into the cache (tiles never change), never onto the screen by
 // itself: the renderer draws only what the frame's plan names.
+// Until the worker says it is up (its start-up took ~100-160 ms on a first
+// load, with the first view's tiles waiting behind it), requests are
+// fetched and decoded on the page (tile_fetch.js, the same code): rec.via
+// says which side did it.
 'use strict';
+
+import { fetchTile } from './tile_fetch.js';
 
 export class TileLoader {
   // onTile(key, tile, rec) / onError(key, error, rec): called on answers.
@@ -19,8 +25,12 @@ export class TileLoader {
     // The worker index.html started early, once; else a new one.
     this.worker = window.__ttTileWorker || new Worker('tile_worker.js', { type: 'module' });
     window.__ttTileWorker = null;
-    this.worker.onmessage = (m) => this.answer(m.data);
-    this.worker.onerror = (e) => { for (const key of [...this.pending.keys()]) this.fail(key, new Error(e.message || 'loader failed')); };
+    this.workerUp = false;
+    this.onPage = new Map();   // id -> AbortController, requests the page itself makes
+    this.worker.onmessage = (m) => { if (m.data.op === 'up') this.workerUp = true; else this.answer(m.data); };
+    this.worker.onerror = (e) => {
+      for (const [key, p] of [...this.pending]) if (p.rec.via === 'worker') this.fail(key, new Error(e.message || 'loader failed'));
+    };
   }
 
   isPending(key) { return this.pending.has(key); }
@@ -40,14 +50,27 @@ export class TileLoader {
     this.requests.push(rec);
     this.pending.set(key, { id, rec });
     this.byId.set(id, key);
-    this.worker.postMessage({ op: 'get', id, url: new URL(url, location.href).href, origin });
+    const href = new URL(url, location.href).href;
+    rec.via = this.workerUp ? 'worker' : 'page';
+    if (this.workerUp) {
+      this.worker.postMessage({ op: 'get', id, url: href, origin });
+      return;
+    }
+    const ctl = new AbortController();
+    this.onPage.set(id, ctl);
+    fetchTile(href, origin, ctl.signal).then(({ transfer, ...d }) => {
+      this.onPage.delete(id);
+      this.answer({ id, ...d });
+    });
   }
 
   // Cancels every pending request whose key is not in `keep`.
   cancelExcept(keep) {
     for (const [key, p] of this.pending) {
       if (keep.has(key)) continue;
-      this.worker.postMessage({ op: 'cancel', id: p.id });
+      const ctl = this.onPage.get(p.id);
+      if (ctl) ctl.abort();
+      else this.worker.postMessage({ op: 'cancel', id: p.id });
       p.rec.status = 'cancelled';
       this.pending.delete(key);
       this.byId.delete(p.id);
