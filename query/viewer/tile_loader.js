@@ -4,12 +4,11 @@
 // still goes into the cache (tiles never change), never onto the screen by
 // itself: the renderer draws only what the frame's plan names.
 // Until the worker says it is up (its start-up took ~100-160 ms on a first
-// load, with the first view's tiles waiting behind it), requests are
-// fetched and decoded on the page (tile_fetch.js, the same code): rec.via
-// says which side did it.
+// load, with the first view's tiles waiting behind it), the page makes the
+// requests itself and hands each response's body stream to the worker
+// (queued there until it runs), so the bytes flow meanwhile and decoding
+// stays off the page's thread: rec.via says which side asked.
 'use strict';
-
-import { fetchTile } from './tile_fetch.js';
 
 export class TileLoader {
   // onTile(key, tile, rec) / onError(key, error, rec): called on answers.
@@ -28,9 +27,7 @@ export class TileLoader {
     this.workerUp = false;
     this.onPage = new Map();   // id -> AbortController, requests the page itself makes
     this.worker.onmessage = (m) => { if (m.data.op === 'up') this.workerUp = true; else this.answer(m.data); };
-    this.worker.onerror = (e) => {
-      for (const [key, p] of [...this.pending]) if (p.rec.via === 'worker') this.fail(key, new Error(e.message || 'loader failed'));
-    };
+    this.worker.onerror = (e) => { for (const key of [...this.pending.keys()]) this.fail(key, new Error(e.message || 'loader failed')); };
   }
 
   isPending(key) { return this.pending.has(key); }
@@ -58,9 +55,11 @@ export class TileLoader {
     }
     const ctl = new AbortController();
     this.onPage.set(id, ctl);
-    fetchTile(href, origin, ctl.signal).then(({ transfer, ...d }) => {
+    fetch(href, { signal: ctl.signal }).then((r) => {
+      this.worker.postMessage({ op: 'body', id, ok: r.ok, status: r.status, body: r.body, origin }, [r.body]);
+    }, (err) => {
       this.onPage.delete(id);
-      this.answer({ id, ...d });
+      this.answer({ id, ok: false, status: -1, message: String(err && err.message || err), aborted: ctl.signal.aborted });
     });
   }
 
@@ -69,7 +68,8 @@ export class TileLoader {
     for (const [key, p] of this.pending) {
       if (keep.has(key)) continue;
       const ctl = this.onPage.get(p.id);
-      if (ctl) ctl.abort();
+      this.onPage.delete(p.id);
+      if (ctl) ctl.abort();  // also ends the body stream the worker reads
       else this.worker.postMessage({ op: 'cancel', id: p.id });
       p.rec.status = 'cancelled';
       this.pending.delete(key);
@@ -79,6 +79,7 @@ export class TileLoader {
   }
 
   answer(d) {
+    this.onPage.delete(d.id);
     const key = this.byId.get(d.id);
     if (key === undefined) return;  // cancelled: nothing waits for it
     const p = this.pending.get(key);

@@ -2,14 +2,16 @@
 // docs/api.md), maps the answer onto typed arrays and hands them to the page
 // without copying (transferred buffers). Requests are cancelled with an
 // AbortController when the page says the view no longer needs them. It says
-// {op: 'up'} once its modules are loaded: until then the page fetches tiles
-// itself (tile_loader.js).
+// {op: 'up'} once its modules are loaded: until then the page makes the
+// requests itself and sends each response's body stream here ('body';
+// cancelled on the page).
 //
 // in:  {op: 'get', id, url, origin}  (origin: the table start in the page's us)  |  {op: 'cancel', id}
+//      | {op: 'body', id, ok, status, body (a transferred ReadableStream), origin}
 // out: {op: 'up'} | {id, ok: true, tile, bytes} | {id, ok: false, status, message, aborted}
 'use strict';
 
-import { fetchTile } from './tile_fetch.js';
+import { answerOf, fetchTile } from './tile_fetch.js';
 
 const pending = new Map();  // id -> AbortController
 
@@ -18,6 +20,11 @@ self.onmessage = async (e) => {
   if (msg.op === 'cancel') {
     const c = pending.get(msg.id);
     if (c) c.abort();
+    return;
+  }
+  if (msg.op === 'body') {
+    const { transfer, ...answer } = await answerOf(msg.ok, msg.status, msg.body, msg.origin);
+    self.postMessage({ id: msg.id, ...answer }, transfer || []);
     return;
   }
   const ctl = new AbortController();

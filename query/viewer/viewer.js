@@ -32,6 +32,7 @@ const PARTIAL_REDRAW_MS = 300;     // redraws while visible tiles arrive
 const tt = (window.__tt = {
   requests: [],     // {url, level, resolution_us, k, tracks, status, items, bytes, ms}
   renders: 0,
+  draws: [],        // {at, ms, missing} of the first 64 draws
   eventsDrawn: 0,
   loads: 0,         // tiles installed
   dropped: 0,       // answers for a table no longer shown
@@ -487,6 +488,7 @@ function draw() {
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
   tt.drawTotalMs = (tt.drawTotalMs || 0) + tt.drawMs;
+  if (tt.draws.length < 64) tt.draws.push({ at: Math.round(t0), ms: Math.round(tt.drawMs), missing });  // the first load's draws, for benchmarks
   tt.rowLabels = renderer.labels;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, depths: renderer.log.depths, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };

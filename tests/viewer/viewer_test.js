@@ -147,10 +147,11 @@ async function main() {
     await page.screenshot({ path: path.join(artifacts, '01-initial.png') });
 
     // 1b. The first view's tiles do not wait for the loader worker: with its
-    // script held back until the view is ready, the page fetches and decodes
-    // them itself and draws exactly their items; once the worker is up it
-    // takes the next requests. The table list and the first table's answer
-    // (no table in the URL: "hosts") came with the page, not asked for.
+    // script held back, the page asks for them itself and hands their bodies
+    // to the worker, which decodes them once it runs; what is drawn is
+    // exactly their items, and later requests go through the worker. The
+    // table list and the first table's answer (no table in the URL:
+    // "hosts") came with the page, not asked for.
     {
       const p2 = await browser.newPage({ viewport: { width: 1500, height: 900 } });
       collectErrors(p2, errors, /\/event\?id=/);
@@ -158,14 +159,17 @@ async function main() {
       const held = new Promise((r) => { release = r; });
       await p2.route('**/tile_worker.js', async (route) => { await held; await route.continue(); });
       await p2.goto(url);
-      await waitFor(p2, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render, worker held back');
+      await waitFor(p2, () => window.__tt && window.__tt.requests.length > 0, null, 'first tile requests, worker held back');
+      await p2.waitForTimeout(300);
+      check(!(await p2.evaluate(() => window.__tt.loaderUp())), 'the worker is not up while its script is held back');
+      release();
+      await waitFor(p2, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render');
       const f = await p2.evaluate(() => ({ via: window.__tt.requests.map((r) => r.via), boot: window.__tt.bootUsed, table: window.__tt.S.table.name,
         asked: performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((x) => x.startsWith('/api/tables') && !x.endsWith('/tile')) }));
       check(f.table === 'hosts' && f.boot.tables && f.boot.table && f.asked.length === 0,
         `table list and table answer came with the page (table ${f.table}; asked for: ${f.asked.join(' ') || 'nothing'})`);
-      check(f.via.length > 0 && f.via.every((v) => v === 'page'), `worker held back: the first view's ${f.via.length} tiles fetched by the page`);
+      check(f.via.length > 0 && f.via.every((v) => v === 'page'), `worker held back: the first view's ${f.via.length} tiles asked by the page`);
       await checkDrawnAreTiles(p2, url, 'hosts', 'first view, fetched by the page');
-      release();
       await waitFor(p2, () => window.__tt.loaderUp(), null, 'the worker up');
       const n = await p2.evaluate(() => window.__tt.requests.length);
       await p2.keyboard.press('w');
