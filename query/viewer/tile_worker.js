@@ -12,6 +12,9 @@
 'use strict';
 
 import { answerOf, fetchTile } from './tile_fetch.js';
+// Named here too so both modules are asked for at once: reached only through
+// tile_fetch.js, tile_decode.js was a third round trip before the worker ran.
+import './tile_decode.js';
 
 const pending = new Map();  // id -> AbortController
 
