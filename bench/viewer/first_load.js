@@ -130,8 +130,8 @@ async function once(browser, url, table, keys) {
     const nav = performance.getEntriesByType('navigation')[0];
     const res = performance.getEntriesByType('resource').map((e) => ({ name: new URL(e.name).pathname, start: Math.round(e.startTime), end: Math.round(e.responseEnd) }));
     return { first_ready_ms: Math.round(window.__first), html_end_ms: Math.round(nav.responseEnd), dcl_ms: Math.round(nav.domContentLoadedEventEnd),
-      resources: res, draw_ms: Math.round((window.__tt.drawMs || 0) * 10) / 10, draw_total_ms: Math.round(window.__tt.drawTotalMs || 0), renders: window.__tt.renders,
-      tiles: window.__tt.requests.map((r) => ({ level: r.level, k: r.k, tracks: r.tracks, visible: r.visible, t0: Math.round(r.t0), ms: r.ms, items: r.items, bytes: r.bytes })) };
+      resources: res, draw_ms: Math.round((window.__tt.drawMs || 0) * 10) / 10, draw_total_ms: Math.round(window.__tt.drawTotalMs || 0), renders: window.__tt.renders, draws: window.__tt.draws,
+      tiles: window.__tt.requests.map((r) => ({ level: r.level, k: r.k, tracks: r.tracks, visible: r.visible, via: r.via, t0: Math.round(r.t0), ms: r.ms, items: r.items, bytes: r.bytes })) };
   });
   // Playwright's request timing is relative to each request's wall start.
   const navStart = Math.min(...reqs.map((r) => r.wall0));

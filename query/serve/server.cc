@@ -30,6 +30,7 @@
 #include "query/serve/flow_api.h"
 #include "query/serve/memory_api.h"
 #include "query/serve/tiles_api.h"
+#include "query/serve/index_page.h"
 #include "query/serve/viewer_assets.h"
 #include "query/serve/work_pool.h"
 #include "store/file_list.h"
@@ -326,9 +327,16 @@ class Session : public std::enable_shared_from_this<Session> {
       const ViewerAsset& a = kViewerAssets[i];
       const bool index = a.path == std::string_view("index.html");
       if (index ? path == "/" : (path.size() == Av(a.path).size() + 1 && path.substr(1) == Av(a.path))) {
-        Reply r = Answer(200, std::string(reinterpret_cast<const char*>(a.data), a.size), a.content_type);
         extra_.emplace_back("Cache-Control", "no-cache");
-        return SendNow(std::move(r));
+        const std::string_view data(reinterpret_cast<const char*>(a.data), a.size);
+        if (index) {
+          // The page carries the answers its first view needs (index_page.h).
+          Server::Impl* srv = srv_;
+          return Work(false, {}, "", nullptr,
+                      [srv, data, &a](const Params&) { return Answer(200, IndexPage(data, srv->tables), a.content_type); },
+                      std::move(params));
+        }
+        return SendNow(Answer(200, std::string(data), a.content_type));
       }
     }
     Server::Impl* srv = srv_;

@@ -3,6 +3,11 @@
 // answer is dropped; one that was no longer needed but not cancelled in time
 // still goes into the cache (tiles never change), never onto the screen by
 // itself: the renderer draws only what the frame's plan names.
+// Until the worker says it is up (its start-up took ~100-160 ms on a first
+// load, with the first view's tiles waiting behind it), the page makes the
+// requests itself and hands each response's body stream to the worker
+// (queued there until it runs), so the bytes flow meanwhile and decoding
+// stays off the page's thread: rec.via says which side asked.
 'use strict';
 
 export class TileLoader {
@@ -19,7 +24,9 @@ export class TileLoader {
     // The worker index.html started early, once; else a new one.
     this.worker = window.__ttTileWorker || new Worker('tile_worker.js', { type: 'module' });
     window.__ttTileWorker = null;
-    this.worker.onmessage = (m) => this.answer(m.data);
+    this.workerUp = false;
+    this.onPage = new Map();   // id -> AbortController, requests the page itself makes
+    this.worker.onmessage = (m) => { if (m.data.op === 'up') this.workerUp = true; else this.answer(m.data); };
     this.worker.onerror = (e) => { for (const key of [...this.pending.keys()]) this.fail(key, new Error(e.message || 'loader failed')); };
   }
 
@@ -40,14 +47,30 @@ export class TileLoader {
     this.requests.push(rec);
     this.pending.set(key, { id, rec });
     this.byId.set(id, key);
-    this.worker.postMessage({ op: 'get', id, url: new URL(url, location.href).href, origin });
+    const href = new URL(url, location.href).href;
+    rec.via = this.workerUp ? 'worker' : 'page';
+    if (this.workerUp) {
+      this.worker.postMessage({ op: 'get', id, url: href, origin });
+      return;
+    }
+    const ctl = new AbortController();
+    this.onPage.set(id, ctl);
+    fetch(href, { signal: ctl.signal }).then((r) => {
+      this.worker.postMessage({ op: 'body', id, ok: r.ok, status: r.status, body: r.body, origin }, [r.body]);
+    }, (err) => {
+      this.onPage.delete(id);
+      this.answer({ id, ok: false, status: -1, message: String(err && err.message || err), aborted: ctl.signal.aborted });
+    });
   }
 
   // Cancels every pending request whose key is not in `keep`.
   cancelExcept(keep) {
     for (const [key, p] of this.pending) {
       if (keep.has(key)) continue;
-      this.worker.postMessage({ op: 'cancel', id: p.id });
+      const ctl = this.onPage.get(p.id);
+      this.onPage.delete(p.id);
+      if (ctl) ctl.abort();  // also ends the body stream the worker reads
+      else this.worker.postMessage({ op: 'cancel', id: p.id });
       p.rec.status = 'cancelled';
       this.pending.delete(key);
       this.byId.delete(p.id);
@@ -56,6 +79,7 @@ export class TileLoader {
   }
 
   answer(d) {
+    this.onPage.delete(d.id);
     const key = this.byId.get(d.id);
     if (key === undefined) return;  // cancelled: nothing waits for it
     const p = this.pending.get(key);

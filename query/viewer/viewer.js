@@ -32,6 +32,7 @@ const PARTIAL_REDRAW_MS = 300;     // redraws while visible tiles arrive
 const tt = (window.__tt = {
   requests: [],     // {url, level, resolution_us, k, tracks, status, items, bytes, ms}
   renders: 0,
+  draws: [],        // {at, ms, missing} of the first 64 draws
   eventsDrawn: 0,
   loads: 0,         // tiles installed
   dropped: 0,       // answers for a table no longer shown
@@ -82,6 +83,7 @@ const actx = axisCanvas.getContext('2d');
 const renderer = new Renderer(canvas);
 const cache = new TileCache(CACHE_BYTES);
 const loader = new TileLoader(onTile, onTileError);
+tt.loaderUp = () => loader.workerUp;  // for tests: whether tiles go through the worker yet
 // A far end arriving while visible tiles load is drawn with the last of them.
 const farEnds = new FarEnds(() => { if (!loader.visiblePending()) requestDraw(); });
 
@@ -122,19 +124,30 @@ function viewChanged() {
 
 // ---- tables and layout -------------------------------------------------------
 
+// An answer the server wrote into the page (query/serve/index_page.h), or null.
+function bootText(id) {
+  const el = document.getElementById(id);
+  return el ? el.textContent : null;
+}
+
 async function loadTables() {
   const h = readHash();
-  // The table the URL names is fetched alongside the list (first paint
-  // waits for both).
-  const early = h.table ? getText(`/api/tables/${encodeURIComponent(h.table)}`).catch(() => null) : null;
-  const j = JSON.parse(await getText('/api/tables'));
+  const bootTables = bootText('tt-tables'), bootTable = bootText('tt-table');
+  const bootName = bootTable && JSON.parse(bootTable).name;
+  // The table the URL names, unless the page carries it, is fetched
+  // alongside the list (first paint waits for both).
+  const early = h.table && h.table !== bootName ? getText(`/api/tables/${encodeURIComponent(h.table)}`).catch(() => null) : null;
+  const j = JSON.parse(bootTables || await getText('/api/tables'));
+  tt.bootUsed = { tables: !!bootTables, table: false };
   S.tables = j.tables;
   const sel = $('table');
   sel.innerHTML = S.tables.map((t) => `<option>${esc(t.name)}</option>`).join('');
   const name = h.table && S.tables.some((t) => t.name === h.table) ? h.table : S.tables[0] && S.tables[0].name;
   if (!name) { statusEl.textContent = 'no tables'; return; }
   sel.value = name;
-  await openTable(name, h, name === h.table && early ? await early : null);
+  const known = name === bootName ? bootTable : name === h.table && early ? await early : null;
+  tt.bootUsed.table = name === bootName;
+  await openTable(name, h, known);
 }
 
 async function openTable(name, h, known) {
@@ -475,6 +488,7 @@ function draw() {
   tt.highlighted = renderer.hitIds;
   tt.drawMs = performance.now() - t0;
   tt.drawTotalMs = (tt.drawTotalMs || 0) + tt.drawMs;
+  if (tt.draws.length < 64) tt.draws.push({ at: Math.round(t0), ms: Math.round(tt.drawMs), missing });  // the first load's draws, for benchmarks
   tt.rowLabels = renderer.labels;
   if (renderer.log) tt.lastDraw = { track: renderer.log.track, items: renderer.log.items, depths: renderer.log.depths, level, view: axis.view.slice(),
     tiles: [...(plan.get(S.groupOf.get(renderer.log.track)) || [])].map((e) => ({ level: e.tile.level, start: e.tile.start, exact: e.exact })) };

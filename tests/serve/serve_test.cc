@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "cli/common.h"
 #include "format/absl_compat.h"
 #include "format/time.h"
@@ -22,6 +23,7 @@
 #include "httplib.h"
 #include "query/flow_ends.h"
 #include "query/serve/api.h"
+#include "query/serve/index_page.h"
 #include "query/serve/server.h"
 #include "query/tile_pack.h"
 #include "query/tiles.h"
@@ -251,12 +253,53 @@ TEST_F(ServeTest, ViewerAssets) {
   // JavaScript content type.
   httplib::Client c("127.0.0.1", port_);
   for (const char* m : {"/viewer.js", "/util.js", "/time_axis.js", "/tile_cache.js", "/tile_loader.js",
-                        "/tile_worker.js", "/renderer.js", "/panels.js", "/memory_panel.js", "/memory_chart.js", "/flows.js"}) {
+                        "/tile_worker.js", "/tile_fetch.js", "/tile_decode.js", "/renderer.js", "/panels.js", "/memory_panel.js", "/memory_chart.js", "/flows.js"}) {
     auto r = c.Get(m);
     ASSERT_TRUE(r) << m;
     EXPECT_EQ(r->status, 200) << m;
     EXPECT_EQ(r->get_header_value("Content-Type").rfind("application/javascript", 0), 0u) << m;
   }
+}
+
+// The JSON the page carries in <script id=ID type="application/json">,
+// with "<\/" read back as "</"; "" when it is not there.
+std::string BootJson(const std::string& page, std::string_view id) {
+  const std::string open = absl::StrCat("<script id=\"", std::string(id), "\" type=\"application/json\">");
+  const size_t a = page.find(open);
+  if (a == std::string::npos) return "";
+  const size_t from = a + open.size(), b = page.find("</script>", from);
+  if (b == std::string::npos) return "";
+  return absl::StrReplaceAll(page.substr(from, b - from), {{"<\\/", "</"}});
+}
+
+// The page carries the table list and the first table's answer, each
+// byte for byte the API's.
+TEST_F(ServeTest, PageCarriesTheFirstAnswers) {
+  Got g = Fetch("/");
+  ASSERT_EQ(g.status, 200);
+  EXPECT_EQ(g.body.find(std::string(kBootMarker)), std::string::npos);
+  const std::string tables = BootJson(g.body, "tt-tables");
+  EXPECT_EQ(tables, Fetch("/api/tables").body);
+  simdjson::dom::parser p;
+  simdjson::dom::element e = Parse(p, tables);
+  const std::string first(std::string_view(e["tables"].at(0)["name"]));
+  EXPECT_EQ(BootJson(g.body, "tt-table"), Fetch(absl::StrCat("/api/tables/", first)).body);
+}
+
+// No text in an answer can end the <script> element it is written into.
+TEST(IndexPage, ScriptSafeJson) {
+  const std::string json = R"({"name":"a</script><b>","x":"<\/ok"})";
+  const std::string safe = ScriptSafeJson(json);
+  EXPECT_EQ(safe.find("</"), std::string::npos);
+  EXPECT_EQ(safe, R"({"name":"a<\/script><b>","x":"<\/ok"})");
+  simdjson::dom::parser p;
+  std::string_view name;
+  ASSERT_EQ(p.parse(safe)["name"].get(name), simdjson::SUCCESS);
+  EXPECT_EQ(name, "a</script><b>");
+  EXPECT_EQ(IndexPage("<head>x</head>", {}), "<head>x</head>");
+  const std::string page = IndexPage(absl::StrCat("<head>", std::string(kBootMarker), "</head>"), {});
+  EXPECT_EQ(BootJson(page, "tt-tables"), TablesReply({}).body);
+  EXPECT_EQ(page.find("tt-table\""), std::string::npos);
 }
 
 TEST_F(ServeTest, WindowMatchesQueryCommand) {

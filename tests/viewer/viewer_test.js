@@ -90,6 +90,40 @@ function makeSample(dir) {
   return dir;
 }
 
+// What the page draws for one track is exactly what its tiles hold
+// (fetched again here and decoded by the test's own decoder); `label` names
+// the view. Returns the draw log and the track's probe.
+async function checkDrawnAreTiles(page, url, table, label) {
+  const probe = await page.evaluate(() => {
+    const row = window.__tt.S.rows.find((r) => r.kind === 'track' && r.track.kind === 'thread');
+    window.__tt.logTrack = row.track.id;
+    window.__tt.setView(window.__tt.S.view[0], window.__tt.S.view[1]);
+    return { track: row.track.id, origin: window.__tt.S.full[0] };
+  });
+  await waitFor(page, ready, null, 'redraw with the draw log');
+  const drawn = await page.evaluate(() => window.__tt.lastDraw);
+  check(drawn && drawn.track === probe.track && drawn.tiles.length > 0 && drawn.tiles.every((t) => t.exact && t.level === drawn.level),
+    `${label}: track ${probe.track} drawn from ${drawn.tiles.length} tiles of level ${drawn.level}`);
+  const expected = new Set();
+  for (const t of drawn.tiles) {
+    const k = Math.round((t.start - probe.origin) * 1e6 / (512 * 1000 * 2 ** drawn.level));
+    const res = await fetch(`${url}api/tables/${table}/tile?level=${drawn.level}&k=${k}&tracks=${probe.track}`);
+    check(res.status === 200 && res.headers.get('etag'), `tile k=${k} fetched with ETag ${res.headers.get('etag')}`);
+    for (const it of decodeTile(new Uint8Array(await res.arrayBuffer()), probe.origin)) {
+      const [v0, v1] = drawn.view;
+      const slice = it.kind === 0;
+      if (slice ? (it.ts > v1 || it.ts + it.dur < v0) : (it.ts < v0 || it.ts > v1)) continue;
+      expected.add(it.summary ? `s:${it.ts}:${it.lane}:${it.count}` : `e:${it.id}`);
+    }
+  }
+  const got = new Set(drawn.items);
+  const missing = [...expected].filter((x) => !got.has(x)), extra = [...got].filter((x) => !expected.has(x));
+  check(expected.size > 0 && missing.length === 0 && extra.length === 0,
+    `${label}: drawn items of track ${probe.track} = its tiles' items in view (${got.size} items; missing ${missing.slice(0, 3)}, extra ${extra.slice(0, 3)})`);
+  await page.evaluate(() => { window.__tt.logTrack = undefined; });
+  return { drawn, probe };
+}
+
 async function main() {
   const t0 = Date.now();
   fs.mkdirSync(artifacts, { recursive: true });
@@ -111,6 +145,40 @@ async function main() {
     check(first.reqs.length >= 1 && first.reqs[0].status === 200 && /\/tile\?/.test(first.reqs[0].url), `first tile request answered (${first.reqs[0].url})`);
     check(first.drawn > 100, `first render drew ${first.drawn} events/summaries`);
     await page.screenshot({ path: path.join(artifacts, '01-initial.png') });
+
+    // 1b. The first view's tiles do not wait for the loader worker: with its
+    // script held back, the page asks for them itself and hands their bodies
+    // to the worker, which decodes them once it runs; what is drawn is
+    // exactly their items, and later requests go through the worker. The
+    // table list and the first table's answer (no table in the URL:
+    // "hosts") came with the page, not asked for.
+    {
+      const p2 = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+      collectErrors(p2, errors, /\/event\?id=/);
+      let release;
+      const held = new Promise((r) => { release = r; });
+      await p2.route('**/tile_worker.js', async (route) => { await held; await route.continue(); });
+      await p2.goto(url);
+      await waitFor(p2, () => window.__tt && window.__tt.requests.length > 0, null, 'first tile requests, worker held back');
+      await p2.waitForTimeout(300);
+      check(!(await p2.evaluate(() => window.__tt.loaderUp())), 'the worker is not up while its script is held back');
+      release();
+      await waitFor(p2, () => document.body.dataset.viewState === 'ready' && window.__tt.inflight === 0 && window.__tt.eventsDrawn > 0, null, 'first render');
+      const f = await p2.evaluate(() => ({ via: window.__tt.requests.map((r) => r.via), boot: window.__tt.bootUsed, table: window.__tt.S.table.name,
+        asked: performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((x) => x.startsWith('/api/tables') && !x.endsWith('/tile')) }));
+      check(f.table === 'hosts' && f.boot.tables && f.boot.table && f.asked.length === 0,
+        `table list and table answer came with the page (table ${f.table}; asked for: ${f.asked.join(' ') || 'nothing'})`);
+      check(f.via.length > 0 && f.via.every((v) => v === 'page'), `worker held back: the first view's ${f.via.length} tiles asked by the page`);
+      await checkDrawnAreTiles(p2, url, 'hosts', 'first view, fetched by the page');
+      await waitFor(p2, () => window.__tt.loaderUp(), null, 'the worker up');
+      const n = await p2.evaluate(() => window.__tt.requests.length);
+      await p2.keyboard.press('w');
+      await waitFor(p2, () => document.body.dataset.viewState === 'ready' && window.__tt.readySeq === window.__tt.viewSeq, null, 'zoom with the worker up');
+      const later = await p2.evaluate((k) => window.__tt.requests.slice(k).map((r) => r.via), n);
+      check(later.length > 0 && later.every((v) => v === 'worker'), `worker up: the next ${later.length} tiles fetched by the worker`);
+      await checkDrawnAreTiles(p2, url, 'hosts', 'zoomed, fetched by the worker');
+      await p2.close();
+    }
 
     // 2. Zoom in three steps with the keyboard (around the plot's middle).
     const box = await page.locator('#tracks').boundingBox();
@@ -208,33 +276,7 @@ async function main() {
       `after a pan right: ${pan.early.length} right neighbours first (needed: ${pan.right}), ${pan.late.length} more after 1 s`);
 
     // 2b. What the page draws for one track is exactly what its tiles hold.
-    const probe = await page.evaluate(() => {
-      const row = window.__tt.S.rows.find((r) => r.kind === 'track' && r.track.kind === 'thread');
-      window.__tt.logTrack = row.track.id;
-      window.__tt.setView(window.__tt.S.view[0], window.__tt.S.view[1]);
-      return { track: row.track.id, origin: window.__tt.S.full[0] };
-    });
-    await waitFor(page, ready, null, 'redraw with the draw log');
-    const drawn = await page.evaluate(() => window.__tt.lastDraw);
-    check(drawn && drawn.track === probe.track && drawn.tiles.length > 0 && drawn.tiles.every((t) => t.exact && t.level === drawn.level),
-      `track ${probe.track} drawn from ${drawn.tiles.length} tiles of level ${drawn.level}`);
-    const expected = new Set();
-    for (const t of drawn.tiles) {
-      const k = Math.round((t.start - probe.origin) * 1e6 / (512 * 1000 * 2 ** drawn.level));
-      const res = await fetch(`${url}api/tables/sample/tile?level=${drawn.level}&k=${k}&tracks=${probe.track}`);
-      check(res.status === 200 && res.headers.get('etag'), `tile k=${k} fetched with ETag ${res.headers.get('etag')}`);
-      for (const it of decodeTile(new Uint8Array(await res.arrayBuffer()), probe.origin)) {
-        const [v0, v1] = drawn.view;
-        const slice = it.kind === 0;
-        if (slice ? (it.ts > v1 || it.ts + it.dur < v0) : (it.ts < v0 || it.ts > v1)) continue;
-        expected.add(it.summary ? `s:${it.ts}:${it.lane}:${it.count}` : `e:${it.id}`);
-      }
-    }
-    const got = new Set(drawn.items);
-    const missing = [...expected].filter((x) => !got.has(x)), extra = [...got].filter((x) => !expected.has(x));
-    check(expected.size > 0 && missing.length === 0 && extra.length === 0,
-      `drawn items of track ${probe.track} = its tiles' items in view (${got.size} items; missing ${missing.slice(0, 3)}, extra ${extra.slice(0, 3)})`);
-    await page.evaluate(() => { window.__tt.logTrack = undefined; });
+    const { drawn, probe } = await checkDrawnAreTiles(page, url, 'sample', 'after zooms');
 
     // 2b'. The viewer asks for the compact layout (v=2, gzip on the wire);
     // the page's decoder turns it into exactly the columns and strings of
@@ -293,7 +335,7 @@ async function main() {
     await page.evaluate(() => { window.__tt.logTrack = window.__tt.S.rows.find((r) => r.kind === 'track' && r.track.kind === 'thread').track.id; window.__tt.setView(window.__tt.S.view[0], window.__tt.S.view[1]); });
     await waitFor(page, ready, null, 'redraw after the slow answers');
     const after = await page.evaluate(() => window.__tt.lastDraw);
-    check(after.level === lvl && after.tiles.every((t) => t.exact && t.level === lvl) && new Set(after.items).size === got.size,
+    check(after.level === lvl && after.tiles.every((t) => t.exact && t.level === lvl) && new Set(after.items).size === new Set(drawn.items).size,
       `after cancelling, only level-${lvl} tiles are drawn (${after.tiles.length} tiles, ${new Set(after.items).size} items)`);
     await page.evaluate(() => { window.__tt.logTrack = undefined; });
     await page.context().unrouteAll({ behavior: 'ignoreErrors' });
