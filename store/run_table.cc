@@ -15,6 +15,7 @@
 #include "leveldb/cache.h"
 #include "store/run_manifest.h"
 #include "store/run_shards.h"
+#include "store/run_view.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
 #include "zlib.h"
@@ -25,8 +26,8 @@ namespace tracetable {
 class RunTableMaker {
  public:
   RunTableMaker(std::string path, int64_t origin_ns, const std::vector<RunShardSource>& sources,
-                const Table::Options& options)
-      : path_(std::move(path)), origin_ns_(origin_ns) {
+                const Table::Options& options, const RunView* view)
+      : path_(std::move(path)), origin_ns_(origin_ns), view_(view) {
     std::vector<RunShardMap> maps(sources.size());
     for (size_t i = 0; i < sources.size(); ++i) {
       maps[i].host = sources[i].host;
@@ -71,45 +72,55 @@ class RunTableMaker {
     return id;
   }
 
-  // Reads a shard's metadata, resources and strings (then lets the LRU close
-  // it) and maps its strings.
-  absl::Status LoadShard(size_t i) {
-    RunShardMap& m = shards_->mutable_shards()[i];
+  // A shard's metadata, resources and strings: from the run's view when it
+  // has them under the identity the manifest names (no shard is opened),
+  // else read by opening the shard (then the LRU may close it).
+  absl::StatusOr<ShardHead> Head(size_t i) {
+    const RunShardMap& m = shards_->shards()[i];
+    if (const ShardHead* h = view_ && !m.table_id.empty() ? view_->Find(m.table_id) : nullptr) return *h;
     absl::StatusOr<std::shared_ptr<const Table>> t = shards_->Acquire(i);
     if (!t.ok()) return t.status();
-    const Table& s = **t;
-    metas_[i] = s.meta();
-    resources_[i] = s.resources();
+    return HeadOf(**t);
+  }
+
+  // Maps a shard's head into the merged view.
+  absl::Status LoadShard(size_t i) {
+    absl::StatusOr<ShardHead> head = Head(i);
+    if (!head.ok()) return head.status();
+    const ShardHead& s = *head;
+    RunShardMap& m = shards_->mutable_shards()[i];
+    metas_[i] = s.meta;
+    resources_[i] = s.resources;
     // An input ingested alone has no host name (one host needs none); in a
     // run of several it is the shard's host, as one ingest of them names it.
     if (shards_->shards().size() > 1) NameHost(i);
-    if (m.table_id.empty()) m.table_id = s.identity();
-    identities_ += s.identity();
+    if (m.table_id.empty()) m.table_id = s.identity;
+    identities_ += s.identity;
     // Relative times are exact integers; origins differ only by whole ns.
     // A shard whose clock is too far from the run's to share its time base
     // starts where the run starts, as one ingest shifts such an input.
-    if (absl::StatusOr<int64_t> rel = RelativePs(s.meta().origin_ns(), 0, origin_ns_); rel.ok()) {
+    if (absl::StatusOr<int64_t> rel = RelativePs(s.meta.origin_ns(), 0, origin_ns_); rel.ok()) {
       m.time_offset = *rel;
     } else if (metas_[i].inputs_size() > 0) {
-      const int64_t shift = origin_ns_ - s.meta().origin_ns();
+      const int64_t shift = origin_ns_ - s.meta.origin_ns();
       metas_[i].mutable_inputs(0)->set_clock_shift_ns(shift);
-      metas_[i].add_warnings(absl::StrCat("input ", i, ": timestamps start ", s.meta().origin_ns(),
+      metas_[i].add_warnings(absl::StrCat("input ", i, ": timestamps start ", s.meta.origin_ns(),
                                           " ns, too far from the first input's ", origin_ns_,
                                           " ns to share a table; shifted by ", shift, " ns to start with it"));
     }
-    m.min_ts = s.meta().min_ts();
-    m.max_end = s.meta().max_end();
-    m.num_levels = static_cast<int>(s.meta().num_levels());
-    m.strings.resize(s.num_strings());
-    for (size_t k = 0; k < s.num_strings(); ++k) m.strings[k] = Intern(s.String(static_cast<uint32_t>(k)));
+    m.min_ts = s.meta.min_ts();
+    m.max_end = s.meta.max_end();
+    m.num_levels = static_cast<int>(s.meta.num_levels());
+    m.strings.resize(s.strings.size());
+    for (size_t k = 0; k < s.strings.size(); ++k) m.strings[k] = Intern(s.strings[k]);
     // One ingest of several inputs keys the async slices of input N > 0 as
     // "key|input N" (store/table_builder.cc, InputAsyncKey).
-    const bool async = std::any_of(s.resources().tracks().begin(), s.resources().tracks().end(),
+    const bool async = std::any_of(s.resources.tracks().begin(), s.resources.tracks().end(),
                                    [](const proto::Track& tr) { return tr.kind() == proto::Track::ASYNC; });
     if (i > 0 && async) {
-      m.async_strings.resize(s.num_strings());
-      for (size_t k = 1; k < s.num_strings(); ++k) {
-        m.async_strings[k] = Intern(absl::StrCat(Av(s.String(static_cast<uint32_t>(k))), "|input ", i));
+      m.async_strings.resize(s.strings.size());
+      for (size_t k = 1; k < s.strings.size(); ++k) {
+        m.async_strings[k] = Intern(absl::StrCat(s.strings[k], "|input ", i));
       }
     }
     return absl::OkStatus();
@@ -322,6 +333,7 @@ class RunTableMaker {
 
   std::string path_;
   int64_t origin_ns_;
+  const RunView* view_;  // may be null
   std::shared_ptr<RunShards> shards_;
   std::unique_ptr<Table> t_;
   absl::flat_hash_map<std::string, uint32_t> string_ids_;
@@ -335,9 +347,9 @@ class RunTableMaker {
 
 absl::StatusOr<std::unique_ptr<Table>> OpenRunTable(const std::string& run_path, int64_t origin_ns,
                                                     const std::vector<RunShardSource>& shards,
-                                                    const Table::Options& options) {
+                                                    const Table::Options& options, const RunView* view) {
   if (shards.empty()) return absl::FailedPreconditionError(absl::StrCat(run_path, ": the run has no shards"));
-  return RunTableMaker(run_path, origin_ns, shards, options).Make();
+  return RunTableMaker(run_path, origin_ns, shards, options, view).Make();
 }
 
 absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, const Table::Options& options) {
@@ -348,7 +360,11 @@ absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, cons
   for (const RunShardInfo& s : m->shards) {
     sources.push_back(RunShardSource{s.host, absl::StrCat(run_path, "/", s.dir), s.table_id});
   }
-  return OpenRunTable(run_path, m->origin_ns, sources, options);
+  // A view that is missing, damaged or of another run is not used: the
+  // shards it lacks are read as before (store/run_view.h).
+  absl::StatusOr<RunView> view = ReadRunView(run_path);
+  const bool usable = view.ok() && view->run_id == m->run_id;
+  return OpenRunTable(run_path, m->origin_ns, sources, options, usable ? &*view : nullptr);
 }
 
 }  // namespace tracetable
