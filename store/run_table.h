@@ -40,11 +40,12 @@ struct RunShardSource {
 };
 
 // `origin_ns`: the run's relative 0 (shards built on another origin are
-// shifted onto it). `view` (may be null): heads of shards by identity, used
-// for sources whose table_id it holds instead of opening them.
+// shifted onto it). `view` (may be null, store/run_view.h): what it records
+// of the sources' table_ids is used instead of opening those shards, and
+// when it matches them all its string table is taken (moved) as the run's.
 absl::StatusOr<std::unique_ptr<Table>> OpenRunTable(const std::string& run_path, int64_t origin_ns,
                                                     const std::vector<RunShardSource>& shards,
-                                                    const Table::Options& options, const RunView* view = nullptr);
+                                                    const Table::Options& options, RunView* view = nullptr);
 
 // The run at `run_path` (a folder with a RUN manifest, store/run_manifest.h):
 // its shards in manifest order, on its origin. A damaged manifest is

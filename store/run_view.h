@@ -1,21 +1,26 @@
-// RUN.view: what opening a run needs from each shard, kept beside its
-// manifest so a run opens without opening its shards (docs/format.md,
-// "Runs", "`RUN.view` bytes").
+// RUN.view: what opening a run needs from its shards, kept beside its
+// manifest so a run opens without opening a shard (docs/format.md, "Runs",
+// "`RUN.view` bytes").
 //
 // Contract:
-//  - A shard's head is what the merged view (store/run_table.h) reads from
-//    it: its identity, TableMeta, ResourceTable and string table. A table is
-//    immutable, so a head recorded under a shard's identity stays true for as
-//    long as a shard of that identity exists; a reader uses a head only for a
-//    manifest entry of the same table_id (and the shard is checked against it
-//    again when it is opened for reads), and opens the shard for any entry the
-//    view lacks. So a stale view costs time, never a wrong answer.
+//  - The view holds, per shard, its identity, TableMeta and ResourceTable,
+//    and the run's one string table with each shard's map into it (and of
+//    its async keys, "key|input N"), made as the run reader makes them
+//    (RunStrings). A table is immutable, so what is recorded under a shard's
+//    identity stays true while a shard of that identity exists.
+//  - A reader uses the view whole only when its shards are the manifest's,
+//    identity for identity in order (Matches): then nothing is interned or
+//    opened. Otherwise (stale) it uses the entries whose identity a manifest
+//    entry names and opens the other shards, so a stale view costs time,
+//    never a wrong answer; a shard is checked against its identity again
+//    when it is opened for reads.
 //  - DecodeRunView never returns a damaged view: magic + length + CRC-32 +
-//    framed protobufs, each head re-checked as a table's own metadata is
-//    (store/meta_check.h); anything else is DataLoss "corrupt run view".
-//  - The view is written only by UpdateRunManifest (store/run_manifest.h),
-//    under the run's lock, right after RUN: heads of the old view are reused
-//    by identity, so adding a host opens only that host's shard.
+//    framed fields, every entry re-checked as a table's own metadata is
+//    (store/meta_check.h) and every map entry in range; anything else is
+//    DataLoss "corrupt run view".
+//  - Only UpdateRunManifest (store/run_manifest.h) writes it, under the
+//    run's lock, right after RUN; entries of the old view are reused by
+//    identity, so adding a host opens only that host's shard.
 #ifndef TRACETABLE_STORE_RUN_VIEW_H_
 #define TRACETABLE_STORE_RUN_VIEW_H_
 
@@ -36,22 +41,44 @@ struct RunManifest;
 inline constexpr char kRunViewFileName[] = "RUN.view";
 inline constexpr uint32_t kRunViewFormatVersion = 1;
 
-struct ShardHead {
+// The run's string table, made shard by shard as one ingest of the shards'
+// inputs interns (store/table_builder.cc): each shard's strings in its own
+// order, then for shard N > 0 with async tracks its keys as "key|input N".
+class RunStrings {
+ public:
+  RunStrings() { Intern(""); }
+  void AddShard(size_t index, const std::vector<std::string>& local, bool async, std::vector<uint32_t>* map,
+                std::vector<uint32_t>* async_map);
+  std::vector<std::string> Take() { return std::move(strings_); }
+
+ private:
+  uint32_t Intern(std::string_view s);
+  absl::flat_hash_map<std::string, uint32_t> ids_;
+  std::vector<std::string> strings_;
+};
+
+bool HasAsyncTracks(const proto::ResourceTable& resources);
+
+struct ViewShard {
   std::string identity;  // Table::identity(): the manifest entry's table_id
   proto::TableMeta meta;
   proto::ResourceTable resources;
-  std::vector<std::string> strings;  // the shard's string table, id 0 = ""
+  std::vector<uint32_t> strings;        // local string id -> RunView::strings
+  std::vector<uint32_t> async_strings;  // async keys: local id -> "key|input N" (empty: none)
 };
-
-ShardHead HeadOf(const Table& table);
 
 struct RunView {
   std::string run_id;       // the manifest's: a view of another run is ignored
   uint64_t generation = 0;  // the manifest generation it was written with
-  std::vector<ShardHead> heads;
+  std::vector<std::string> strings;
+  std::vector<ViewShard> shards;
 
-  // The head recorded for `identity`, or null.
-  const ShardHead* Find(std::string_view identity) const;
+  // The entry recorded for `identity`, or null.
+  const ViewShard* Find(std::string_view identity) const;
+  // Its shards are exactly these identities, in this order.
+  bool Matches(const std::vector<std::string>& identities) const;
+  // A shard's own string table, from its map.
+  std::vector<std::string> LocalStrings(const ViewShard& shard) const;
   void Index();  // (re)builds what Find uses; Decode and Make call it
 
  private:
@@ -65,10 +92,10 @@ absl::StatusOr<RunView> DecodeRunView(std::string_view bytes);
 // does not check.
 absl::StatusOr<RunView> ReadRunView(const std::string& run_path);
 
-// The view of `manifest`: one head per shard, in manifest order, reused from
-// `old` (may be null) by identity or read by opening the shard. A shard that
-// does not open, or whose identity is not its entry's, is left out (readers
-// then open it, and report it as they always did).
+// The view of `manifest`: its shards in manifest order, taken from `old`
+// (may be null) by identity or read by opening the shard. A shard that does
+// not open, or whose identity is not its entry's, is left out (the view then
+// does not match the manifest, and readers open what it lacks).
 RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, const RunView* old);
 
 }  // namespace tracetable

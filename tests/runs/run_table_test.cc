@@ -574,10 +574,11 @@ TEST_F(RunTableTest, RunViewOpensNoShardAndAnyOtherViewAnswersTheSame) {
     absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
     ASSERT_TRUE(one.ok() && opened.ok()) << opened.status();
     ASSERT_NE((*opened)->run(), nullptr);
+    EXPECT_EQ((*opened)->run()->open_shards(), 0u);
     if (lazy) {
-      EXPECT_EQ((*opened)->run()->open_shards(), 0u);
+      EXPECT_EQ((*opened)->run()->opened_with_strings(), 0u);
     } else {
-      EXPECT_GT((*opened)->run()->open_shards(), 0u);
+      EXPECT_GT((*opened)->run()->opened_with_strings(), 0u);
     }
     std::vector<serve::NamedTable> ones, runs;
     ones.push_back(serve::NamedTable{"t", std::move(*one)});
@@ -587,6 +588,18 @@ TEST_F(RunTableTest, RunViewOpensNoShardAndAnyOtherViewAnswersTheSame) {
   expect_same("current view", true);
   WriteAll(view, stale);
   expect_same("stale view", false);
+  // A view lacking one shard: the others come from it, that one is opened.
+  absl::StatusOr<RunView> partial = DecodeRunView(current);
+  ASSERT_TRUE(partial.ok());
+  partial->shards.erase(partial->shards.begin() + 1);
+  partial->Index();
+  WriteAll(view, EncodeRunView(*partial));
+  expect_same("view lacking a shard", false);
+  {
+    absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+    ASSERT_TRUE(opened.ok());
+    EXPECT_EQ((*opened)->run()->opened_with_strings(), 1u);
+  }
   for (size_t at : {size_t{3}, size_t{17}, size_t{22}, current.size() / 2, current.size() - 1}) {
     std::string damaged = current;
     damaged[at] ^= 0x40;
@@ -614,12 +627,14 @@ TEST_F(RunTableTest, EveryDamagedViewByteIsDetected) {
   const std::string bytes = ReadAll(run + "/" + kRunViewFileName);
   absl::StatusOr<RunView> v = DecodeRunView(bytes);
   ASSERT_TRUE(v.ok()) << v.status();
-  ASSERT_EQ(v->heads.size(), 2u);
+  ASSERT_EQ(v->shards.size(), 2u);
   // (Not byte-equal: protobuf maps serialize in no set order.)
   absl::StatusOr<RunView> again = DecodeRunView(EncodeRunView(*v));
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->heads[1].strings, v->heads[1].strings);
-  EXPECT_NE(again->Find(v->heads[0].identity), nullptr);
+  EXPECT_EQ(again->strings, v->strings);
+  EXPECT_EQ(again->shards[1].strings, v->shards[1].strings);
+  EXPECT_EQ(again->LocalStrings(again->shards[1]), v->LocalStrings(v->shards[1]));
+  EXPECT_NE(again->Find(v->shards[0].identity), nullptr);
   for (size_t at = 0; at < bytes.size(); ++at) {
     std::string damaged = bytes;
     damaged[at] ^= 0x01;
