@@ -378,11 +378,13 @@ class Session : public std::enable_shared_from_this<Session> {
       const std::string name(rest.substr(0, slash));
       const NamedTable* nt = Server::Impl::Find(*tables_, name);
       if (!nt) return SendNow(ErrorReply(404, "no such table"));
-      if (StaleTableReply(*nt->table)) {
+      std::optional<Reply> stale = StaleTableReply(*nt->table);
+      if (stale) {
         tables_ = srv_->Reopened(name, nt->table.get());
         nt = Server::Impl::Find(*tables_, name);
+        stale = StaleTableReply(*nt->table);
       }
-      if (auto stale = StaleTableReply(*nt->table)) return SendNow(std::move(*stale));
+      if (stale) return SendNow(std::move(*stale));
       if (slash == std::string_view::npos) {
         return Work(false, {}, "", nullptr, [nt](const Params&) { return TableReply(*nt); }, std::move(params));
       }
