@@ -5,6 +5,7 @@
 //            as OUT_DIR/merged.tracetable, one shard per file under OUT_DIR/run/)
 //        tt_shards_query tiny N OUT_DIR             (a run of N tiny hosts)
 //        tt_shards_query window PATH [REPEAT] [MAX_OPEN]
+//        tt_shards_query view RUN                   (rewrite RUN's manifest, which writes RUN.view)
 // `window` opens PATH (a table or a run), answers its whole-span window at
 // ~2000 bins over every track (Chrome JSON text included) REPEAT times and
 // prints one JSON line: open_ms, first_ms (open excluded), the median of the
@@ -167,6 +168,8 @@ int main(int argc, char** argv) {
     std::printf("{\"merged_build_s\":%.1f,\"run_build_s\":%.1f}\n", Ms(t0, t1) / 1000, Ms(t1, Clock::now()) / 1000);
   } else if (a.size() == 3 && a[0] == "tiny") {
     s = Tiny(std::stoi(a[1]), a[2]);
+  } else if (a.size() == 2 && a[0] == "view") {
+    s = UpdateRunManifest(a[1], [](RunManifest&) { return absl::OkStatus(); });
   } else if (a.size() >= 2 && a[0] == "window") {
     return Window(a[1], a.size() > 2 ? std::stoi(a[2]) : 5, a.size() > 3 ? std::stoul(a[3]) : 64);
   }

@@ -396,6 +396,12 @@ absl::StatusOr<int> RegridRun(const std::string& run, int jobs, const ShardOptio
   for (const RunShardInfo& s : m->shards) {
     if (grid && !OnGrid(s, *grid)) todo.push_back(s);
   }
+  // Nothing to rebuild: still rewrite the manifest, which writes the run's
+  // view (RUN.view) again, e.g. for a run made before views existed.
+  if (todo.empty()) {
+    absl::Status s = UpdateRunManifest(run, [](RunManifest&) { return absl::OkStatus(); });
+    return s.ok() ? absl::StatusOr<int>(0) : s;
+  }
   ShardOptions each = options;
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(todo.size())));
   each.memory_budget = std::max<uint64_t>(options.memory_budget / jobs, uint64_t{16} << 20);

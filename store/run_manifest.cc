@@ -1,4 +1,5 @@
 #include "store/run_manifest.h"
+#include "store/run_view.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -184,6 +185,21 @@ void RemoveDeadTemps(const std::string& run_path) {
   }
 }
 
+// Writes RUN.view for `m` (store/run_view.h), under the run's lock. It is a
+// cache of the shards' heads: when it cannot be written the old one stays,
+// and readers use it only where it still matches, so this never fails the
+// manifest update.
+void WriteRunView(const std::string& run_path, const RunManifest& m) {
+  absl::StatusOr<RunView> old = ReadRunView(run_path);
+  const RunView* reuse = old.ok() && old->run_id == m.run_id ? &*old : nullptr;
+  const std::string bytes = EncodeRunView(MakeRunView(run_path, m, reuse));
+  const std::string final_path = (fs::path(run_path) / kRunViewFileName).string();
+  // Named RUN.tmp-*: RemoveDeadTemps clears it if this process dies.
+  const std::string temp = absl::StrCat(run_path, "/", kRunFileName, ".tmp-", ::getpid(), ".view");
+  std::error_code ec;
+  if (!WriteFileSynced(temp, bytes).ok() || ::rename(temp.c_str(), final_path.c_str()) != 0) fs::remove(temp, ec);
+}
+
 }  // namespace
 
 const RunShardInfo* RunManifest::Find(const std::string& host) const {
@@ -306,7 +322,7 @@ absl::Status CheckRunReplaceable(const std::string& path) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
     const std::string name = e.path().filename().string();
-    if (name == kRunFileName || name == kRunLockName) continue;
+    if (name == kRunFileName || name == kRunLockName || name == kRunViewFileName) continue;
     if (name != kRunShardsDir || !e.is_directory()) return refuse(absl::StrCat("it holds ", name));
   }
   for (const fs::directory_entry& e : fs::directory_iterator(fs::path(path) / kRunShardsDir, ec)) {
@@ -353,6 +369,7 @@ absl::Status UpdateRunManifest(const std::string& run_path,
     fs::remove(temp, ec);
     return s;
   }
+  WriteRunView(run_path, m);
   return SyncDir(run_path);
 }
 

@@ -29,6 +29,7 @@ RunShards::RunShards(std::string run_path, std::vector<RunShardMap> shards, cons
       capacity_(std::max<size_t>(1, options.max_open_shards)) {
   shard_options_ = options;
   shard_options_.shared_cache = cache_.get();
+  shard_options_.load_strings = false;
   struct stat st;
   if (::stat(ManifestPath().c_str(), &st) == 0) {
     manifest_dev_ = st.st_dev;
@@ -59,13 +60,8 @@ absl::Status RunShards::Named(size_t i, const absl::Status& s) const {
                                              "): ", s.message()));
 }
 
-absl::StatusOr<std::shared_ptr<const Table>> RunShards::Acquire(size_t i) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = open_.find(i); it != open_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return lru_.front().second;
-  }
-  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(shards_[i].dir, shard_options_);
+absl::StatusOr<std::unique_ptr<Table>> RunShards::Open(size_t i, const Table::Options& options) const {
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(shards_[i].dir, options);
   if (!t.ok()) return Named(i, t.status());
   // A shard replaced since the run was opened has other ids and strings:
   // reading it through the old maps would answer wrongly.
@@ -73,6 +69,24 @@ absl::StatusOr<std::shared_ptr<const Table>> RunShards::Acquire(size_t i) const 
     return Named(i, absl::FailedPreconditionError(
                         "the shard was replaced since the run was opened (re-ingested?); reopen the run"));
   }
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<Table>> RunShards::OpenWithStrings(size_t i) const {
+  Table::Options o = shard_options_;
+  o.load_strings = true;
+  ++opened_with_strings_;
+  return Open(i, o);
+}
+
+absl::StatusOr<std::shared_ptr<const Table>> RunShards::Acquire(size_t i) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = open_.find(i); it != open_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return lru_.front().second;
+  }
+  absl::StatusOr<std::unique_ptr<Table>> t = Open(i, shard_options_);
+  if (!t.ok()) return t.status();
   lru_.emplace_front(i, std::shared_ptr<const Table>(std::move(*t)));
   open_[i] = lru_.begin();
   while (lru_.size() > capacity_) {

@@ -12,6 +12,7 @@
 #ifndef TRACETABLE_STORE_RUN_SHARDS_H_
 #define TRACETABLE_STORE_RUN_SHARDS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -71,6 +72,12 @@ class RunShards {
   // The open shard `i` (opening it, possibly closing the least recently
   // used one). Errors name the host.
   absl::StatusOr<std::shared_ptr<const Table>> Acquire(size_t i) const;
+  // Shard `i` opened on its own with its string table (Acquire's shards
+  // have none), for building the merged view. Errors name the host.
+  absl::StatusOr<std::unique_ptr<Table>> OpenWithStrings(size_t i) const;
+  // How many shards OpenWithStrings opened: 0 when the run opened from a
+  // view that matches its manifest.
+  size_t opened_with_strings() const { return opened_with_strings_; }
   size_t open_shards() const;
 
   absl::Status ReadTiles(uint32_t track, TileSection section, int level, int64_t from, int64_t to,
@@ -93,6 +100,7 @@ class RunShards {
 
  private:
   absl::Status Named(size_t i, const absl::Status& s) const;
+  absl::StatusOr<std::unique_ptr<Table>> Open(size_t i, const Table::Options& options) const;
   // The shard's local id of a global string id (0: it has none). The
   // reverse map is built on first use: only flow lookups need it.
   uint32_t LocalString(size_t i, uint32_t global) const;
@@ -113,6 +121,7 @@ class RunShards {
   mutable std::mutex mu_;
   mutable std::list<std::pair<size_t, std::shared_ptr<const Table>>> lru_;  // front = most recent
   mutable absl::flat_hash_map<size_t, decltype(lru_)::iterator> open_;
+  mutable std::atomic<size_t> opened_with_strings_{0};
   mutable std::mutex reverse_mu_;
   mutable std::vector<std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>>> local_strings_;
 };

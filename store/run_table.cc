@@ -15,6 +15,7 @@
 #include "leveldb/cache.h"
 #include "store/run_manifest.h"
 #include "store/run_shards.h"
+#include "store/run_view.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
 #include "zlib.h"
@@ -25,8 +26,8 @@ namespace tracetable {
 class RunTableMaker {
  public:
   RunTableMaker(std::string path, int64_t origin_ns, const std::vector<RunShardSource>& sources,
-                const Table::Options& options)
-      : path_(std::move(path)), origin_ns_(origin_ns) {
+                const Table::Options& options, RunView* view)
+      : path_(std::move(path)), origin_ns_(origin_ns), view_(view) {
     std::vector<RunShardMap> maps(sources.size());
     for (size_t i = 0; i < sources.size(); ++i) {
       maps[i].host = sources[i].host;
@@ -36,7 +37,11 @@ class RunTableMaker {
     shards_ = std::make_shared<RunShards>(path_, std::move(maps), options);
     t_.reset(new Table());
     t_->path_ = path_;
-    Intern("");
+    if (view_) {
+      std::vector<std::string> ids;
+      for (const RunShardSource& src : sources) ids.push_back(src.table_id);
+      whole_view_ = view_->Matches(ids);
+    }
   }
 
   absl::StatusOr<std::unique_ptr<Table>> Make() {
@@ -55,6 +60,7 @@ class RunTableMaker {
     MergeProcesses(several);
     MergeTracks();
     MergeIdsAndMemory();
+    t_->strings_ = whole_view_ ? std::move(view_->strings) : strings_.Take();
     t_->meta_.set_num_strings(t_->strings_.size());
     shards_->SetTrackHomes(std::move(homes_));
     shards_->SetGlobalView(&t_->meta_, &t_->strings_);
@@ -63,56 +69,63 @@ class RunTableMaker {
   }
 
  private:
-  uint32_t Intern(std::string_view s) {
-    if (auto it = string_ids_.find(Av(s)); it != string_ids_.end()) return it->second;
-    const uint32_t id = static_cast<uint32_t>(t_->strings_.size());
-    string_ids_.emplace(std::string(s), id);
-    t_->strings_.emplace_back(s);
-    return id;
-  }
-
-  // Reads a shard's metadata, resources and strings (then lets the LRU close
-  // it) and maps its strings.
+  // A shard's metadata, resources and string map: from the view when it
+  // has the identity the manifest names (no shard is opened; with a view
+  // that matches the manifest, its string table and maps are the run's),
+  // else by opening the shard (and closing it again: reads open it anew).
   absl::Status LoadShard(size_t i) {
     RunShardMap& m = shards_->mutable_shards()[i];
-    absl::StatusOr<std::shared_ptr<const Table>> t = shards_->Acquire(i);
+    const ViewShard* v = whole_view_                           ? &view_->shards[i]
+                         : view_ && !m.table_id.empty() ? view_->Find(m.table_id)
+                                                        : nullptr;
+    if (whole_view_) {
+      Place(i, v->identity, v->meta, v->resources);
+      m.strings = v->strings;
+      m.async_strings = v->async_strings;
+      return absl::OkStatus();
+    }
+    if (v != nullptr) {
+      Place(i, v->identity, v->meta, v->resources);
+      strings_.AddShard(i, view_->LocalStrings(*v), HasAsyncTracks(v->resources), &m.strings, &m.async_strings);
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::unique_ptr<Table>> t = shards_->OpenWithStrings(i);
     if (!t.ok()) return t.status();
     const Table& s = **t;
-    metas_[i] = s.meta();
-    resources_[i] = s.resources();
+    Place(i, s.identity(), s.meta(), s.resources());
+    std::vector<std::string> local;
+    local.reserve(s.num_strings());
+    for (size_t k = 0; k < s.num_strings(); ++k) local.emplace_back(s.String(static_cast<uint32_t>(k)));
+    strings_.AddShard(i, local, HasAsyncTracks(s.resources()), &m.strings, &m.async_strings);
+    return absl::OkStatus();
+  }
+
+  // Takes a shard's metadata and resources into the merged view's inputs.
+  void Place(size_t i, const std::string& identity, const proto::TableMeta& meta,
+             const proto::ResourceTable& resources) {
+    RunShardMap& m = shards_->mutable_shards()[i];
+    metas_[i] = meta;
+    resources_[i] = resources;
     // An input ingested alone has no host name (one host needs none); in a
     // run of several it is the shard's host, as one ingest of them names it.
     if (shards_->shards().size() > 1) NameHost(i);
-    if (m.table_id.empty()) m.table_id = s.identity();
-    identities_ += s.identity();
+    if (m.table_id.empty()) m.table_id = identity;
+    identities_ += identity;
     // Relative times are exact integers; origins differ only by whole ns.
     // A shard whose clock is too far from the run's to share its time base
     // starts where the run starts, as one ingest shifts such an input.
-    if (absl::StatusOr<int64_t> rel = RelativePs(s.meta().origin_ns(), 0, origin_ns_); rel.ok()) {
+    if (absl::StatusOr<int64_t> rel = RelativePs(meta.origin_ns(), 0, origin_ns_); rel.ok()) {
       m.time_offset = *rel;
     } else if (metas_[i].inputs_size() > 0) {
-      const int64_t shift = origin_ns_ - s.meta().origin_ns();
+      const int64_t shift = origin_ns_ - meta.origin_ns();
       metas_[i].mutable_inputs(0)->set_clock_shift_ns(shift);
-      metas_[i].add_warnings(absl::StrCat("input ", i, ": timestamps start ", s.meta().origin_ns(),
+      metas_[i].add_warnings(absl::StrCat("input ", i, ": timestamps start ", meta.origin_ns(),
                                           " ns, too far from the first input's ", origin_ns_,
                                           " ns to share a table; shifted by ", shift, " ns to start with it"));
     }
-    m.min_ts = s.meta().min_ts();
-    m.max_end = s.meta().max_end();
-    m.num_levels = static_cast<int>(s.meta().num_levels());
-    m.strings.resize(s.num_strings());
-    for (size_t k = 0; k < s.num_strings(); ++k) m.strings[k] = Intern(s.String(static_cast<uint32_t>(k)));
-    // One ingest of several inputs keys the async slices of input N > 0 as
-    // "key|input N" (store/table_builder.cc, InputAsyncKey).
-    const bool async = std::any_of(s.resources().tracks().begin(), s.resources().tracks().end(),
-                                   [](const proto::Track& tr) { return tr.kind() == proto::Track::ASYNC; });
-    if (i > 0 && async) {
-      m.async_strings.resize(s.num_strings());
-      for (size_t k = 1; k < s.num_strings(); ++k) {
-        m.async_strings[k] = Intern(absl::StrCat(Av(s.String(static_cast<uint32_t>(k))), "|input ", i));
-      }
-    }
-    return absl::OkStatus();
+    m.min_ts = meta.min_ts();
+    m.max_end = meta.max_end();
+    m.num_levels = static_cast<int>(meta.num_levels());
   }
 
   void NameHost(size_t i) {
@@ -322,9 +335,11 @@ class RunTableMaker {
 
   std::string path_;
   int64_t origin_ns_;
+  RunView* view_;            // may be null; its strings are taken when whole
+  bool whole_view_ = false;  // the view's shards are the run's: its strings and maps are used as they are
   std::shared_ptr<RunShards> shards_;
   std::unique_ptr<Table> t_;
-  absl::flat_hash_map<std::string, uint32_t> string_ids_;
+  RunStrings strings_;
   std::vector<proto::TableMeta> metas_;
   std::vector<proto::ResourceTable> resources_;
   std::vector<uint32_t> process_base_;
@@ -335,9 +350,9 @@ class RunTableMaker {
 
 absl::StatusOr<std::unique_ptr<Table>> OpenRunTable(const std::string& run_path, int64_t origin_ns,
                                                     const std::vector<RunShardSource>& shards,
-                                                    const Table::Options& options) {
+                                                    const Table::Options& options, RunView* view) {
   if (shards.empty()) return absl::FailedPreconditionError(absl::StrCat(run_path, ": the run has no shards"));
-  return RunTableMaker(run_path, origin_ns, shards, options).Make();
+  return RunTableMaker(run_path, origin_ns, shards, options, view).Make();
 }
 
 absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, const Table::Options& options) {
@@ -348,7 +363,11 @@ absl::StatusOr<std::unique_ptr<Table>> OpenRun(const std::string& run_path, cons
   for (const RunShardInfo& s : m->shards) {
     sources.push_back(RunShardSource{s.host, absl::StrCat(run_path, "/", s.dir), s.table_id});
   }
-  return OpenRunTable(run_path, m->origin_ns, sources, options);
+  // A view that is missing, damaged or of another run is not used: the
+  // shards it lacks are read as before (store/run_view.h).
+  absl::StatusOr<RunView> view = ReadRunView(run_path);
+  const bool usable = view.ok() && view->run_id == m->run_id;
+  return OpenRunTable(run_path, m->origin_ns, sources, options, usable ? &*view : nullptr);
 }
 
 }  // namespace tracetable

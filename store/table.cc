@@ -57,7 +57,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::OpenSingle(const std::string& path
   absl::StatusOr<std::unique_ptr<TableFiles>> files = TableFiles::Open(path, cache);
   if (!files.ok()) return files.status();
   t->files_ = std::move(*files);
-  if (absl::Status st = t->Load(); !st.ok()) return st;
+  if (absl::Status st = t->Load(options.load_strings); !st.ok()) return st;
   return t;
 }
 
@@ -87,7 +87,7 @@ std::unique_ptr<leveldb::Iterator> Table::NewIterator() const {
   return files_->NewIterator();
 }
 
-absl::Status Table::Load() {
+absl::Status Table::Load(bool load_strings) {
   std::string value;
   if (absl::Status s = Get(kMetaKey, &value); !s.ok()) {
     if (!absl::IsNotFound(s)) return s;
@@ -116,6 +116,7 @@ absl::Status Table::Load() {
     return CorruptTable(path_, "resource table missing or does not parse");
   }
   if (absl::Status s = CheckResources(path_, meta_, resources_); !s.ok()) return s;
+  if (!load_strings) return absl::OkStatus();
   // Chunks are full but the last, so the count is checked chunk by chunk
   // rather than trusted for sizing memory.
   for (uint32_t chunk = 0; chunk < meta_.num_string_chunks(); ++chunk) {

@@ -50,6 +50,10 @@ class Table {
     // instead of one of cache_bytes of the table's own: a run's shards share
     // one, so memory stays bounded however many shards it has.
     leveldb::Cache* shared_cache = nullptr;
+    // False: the string table is not loaded (String() answers empty). A
+    // run's shards are opened so: the run maps their string ids to its own
+    // table (store/run_shards.h) and never asks a shard for a string.
+    bool load_strings = true;
   };
   // A folder holding a run manifest (store/run_manifest.h) opens as the run's
   // one logical table (store/run_table.h); any other as a single table.
@@ -106,7 +110,7 @@ class Table {
  private:
   friend class RunTableMaker;
   Table() = default;
-  absl::Status Load();
+  absl::Status Load(bool load_strings);
   static absl::StatusOr<std::unique_ptr<Table>> OpenSingle(const std::string& path,
                                                            const Options& options);
 

@@ -26,6 +26,7 @@
 #include "query/serve/fair_clock.h"
 #include "query/serve/gzip_stream.h"
 #include "query/serve/request_access.h"
+#include "query/serve/run_reload.h"
 #include "query/serve/table_watch.h"
 #include "query/serve/flow_api.h"
 #include "query/serve/memory_api.h"
@@ -161,7 +162,10 @@ absl::StatusOr<std::vector<NamedTable>> OpenTables(const std::vector<std::string
 class Session;
 
 struct Server::Impl {
-  std::vector<NamedTable> tables;
+  // Replaced whole when a changed run is reopened (query/serve/run_reload.h):
+  // a request keeps the list it started with, so its table stays open.
+  std::shared_ptr<const std::vector<NamedTable>> tables;
+  std::mutex tables_mu;
   ServeOptions options;
   std::unique_ptr<net::io_context> ioc;
   std::unique_ptr<tcp::acceptor> acceptor;
@@ -181,11 +185,35 @@ struct Server::Impl {
   int connections = 0;
   absl::flat_hash_map<std::string, int> per_address;
 
-  const NamedTable* Find(std::string_view name) const {
-    for (const NamedTable& t : tables) {
+  std::shared_ptr<const std::vector<NamedTable>> Tables() {
+    std::lock_guard<std::mutex> lock(tables_mu);
+    return tables;
+  }
+
+  static const NamedTable* Find(const std::vector<NamedTable>& list, std::string_view name) {
+    for (const NamedTable& t : list) {
       if (t.name == name) return &t;
     }
     return nullptr;
+  }
+
+  // The list with `seen`'s run reopened if its manifest changed (once, by the
+  // first request to notice; the others then find the new one), else as is.
+  std::shared_ptr<const std::vector<NamedTable>> Reopened(const std::string& name, const Table* seen) {
+    std::lock_guard<std::mutex> lock(tables_mu);
+    const NamedTable* now = Find(*tables, name);
+    if (now == nullptr || now->table.get() != seen) return tables;
+    Table::Options to;
+    to.cache_bytes = options.cache_bytes;
+    to.max_open_shards = options.max_open_shards;
+    absl::StatusOr<std::unique_ptr<Table>> fresh = ReopenChangedRun(*seen, to);
+    if (!fresh.ok()) return tables;
+    auto next = std::make_shared<std::vector<NamedTable>>(*tables);
+    for (NamedTable& t : *next) {
+      if (t.name == name) t.table = std::shared_ptr<Table>(std::move(*fresh));
+    }
+    tables = std::move(next);
+    return tables;
   }
 
   bool Admit(const std::string& address) {
@@ -316,7 +344,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // (answer_cache.h) instead of making its own.
   void Route(const std::string& path, Params params, bool may_wait = true) {
     if (path == "/healthz") {
-      return SendNow(Answer(200, absl::StrCat("{\"ok\":true,\"tables\":", srv_->tables.size(), "}\n")));
+      return SendNow(Answer(200, absl::StrCat("{\"ok\":true,\"tables\":", srv_->Tables()->size(), "}\n")));
     }
     if (path == "/favicon.ico") {
       Reply r = Answer(301, "", "text/plain");
@@ -333,28 +361,38 @@ class Session : public std::enable_shared_from_this<Session> {
           // The page carries the answers its first view needs (index_page.h).
           Server::Impl* srv = srv_;
           return Work(false, {}, "", nullptr,
-                      [srv, data, &a](const Params&) { return Answer(200, IndexPage(data, srv->tables), a.content_type); },
+                      [srv, data, &a](const Params&) { return Answer(200, IndexPage(data, *srv->Tables()), a.content_type); },
                       std::move(params));
         }
         return SendNow(Answer(200, std::string(data), a.content_type));
       }
     }
-    Server::Impl* srv = srv_;
+    // Held until the next request of this connection: the tables this one
+    // reads stay open while its answer is made and streamed.
+    tables_ = srv_->Tables();
+    auto tables = tables_;
     if (path == "/api/tables") {
-      return Work(false, {}, "", nullptr, [srv](const Params&) { return TablesReply(srv->tables); }, std::move(params));
+      return Work(false, {}, "", nullptr, [tables](const Params&) { return TablesReply(*tables); }, std::move(params));
     }
     if (path == "/data/plugin/profile/data") {
       const bool heavy = IsHeavyCall(nullptr, "xprof", params);
       return Work(heavy, {1, heavy ? 256 : 16}, "xprof", nullptr,
-                  [srv](const Params& p) { return XprofReply(srv->tables, p); }, std::move(params));
+                  [tables](const Params& p) { return XprofReply(*tables, p); }, std::move(params));
     }
     constexpr std::string_view kTables = "/api/tables/";
     if (path.size() > kTables.size() && path.compare(0, kTables.size(), kTables) == 0) {
       const std::string_view rest = std::string_view(path).substr(kTables.size());
       const size_t slash = rest.find('/');
-      const NamedTable* nt = srv_->Find(rest.substr(0, slash));
+      const std::string name(rest.substr(0, slash));
+      const NamedTable* nt = Server::Impl::Find(*tables_, name);
       if (!nt) return SendNow(ErrorReply(404, "no such table"));
-      if (auto stale = StaleTableReply(*nt->table)) return SendNow(std::move(*stale));
+      std::optional<Reply> stale = StaleTableReply(*nt->table);
+      if (stale) {
+        tables_ = srv_->Reopened(name, nt->table.get());
+        nt = Server::Impl::Find(*tables_, name);
+        stale = StaleTableReply(*nt->table);
+      }
+      if (stale) return SendNow(std::move(*stale));
       if (slash == std::string_view::npos) {
         return Work(false, {}, "", nullptr, [nt](const Params&) { return TableReply(*nt); }, std::move(params));
       }
@@ -366,7 +404,7 @@ class Session : public std::enable_shared_from_this<Session> {
         const bool heavy = IsHeavyCall(t, call, params);
         const Cost cost = WindowCost(*t, params);
         if (heavy) {
-          cache_key_ = absl::StrCat(nt->name, "/window?", gzip_ ? "gzip" : "identity");
+          cache_key_ = absl::StrCat(nt->name, "/", t->identity(), "/window?", gzip_ ? "gzip" : "identity");
           for (const auto& [k, v] : params) absl::StrAppend(&cache_key_, "&", k, "=", v);
           if (auto body = srv_->cache->Find(cache_key_)) return SendCached(std::move(body));
           if (may_wait && !LeadOrWait(path, params)) return;
@@ -688,6 +726,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // A heavy window's answer being sent is copied here (up to the cache's
   // limit per answer) and kept in the answer cache once whole.
   std::string cache_key_;
+  std::shared_ptr<const std::vector<NamedTable>> tables_;  // what the current request reads
   std::shared_ptr<void> flight_;  // this answer is being made for others too
   bool recording_ = false;
   std::string recorded_;
@@ -729,7 +768,7 @@ void Server::Impl::Accept() {
 }
 
 Server::Server(std::vector<NamedTable> tables, const ServeOptions& options) : impl_(new Impl) {
-  impl_->tables = std::move(tables);
+  impl_->tables = std::make_shared<const std::vector<NamedTable>>(std::move(tables));
   impl_->options = options;
   ServeOptions& o = impl_->options;
   // Light calls mostly use the CPU: more workers than cores only split it
@@ -797,6 +836,6 @@ void Server::Stop() {
   if (impl_ && impl_->ioc) impl_->ioc->stop();
 }
 
-const std::vector<NamedTable>& Server::tables() const { return impl_->tables; }
+const std::vector<NamedTable>& Server::tables() const { return *impl_->tables; }
 
 }  // namespace tracetable::serve

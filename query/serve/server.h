@@ -52,7 +52,9 @@ struct ServeOptions {
 
 struct NamedTable {
   std::string name;
-  std::unique_ptr<Table> table;
+  // Shared: a run reopened after its manifest changed replaces it for new
+  // requests while requests in flight finish on this one.
+  std::shared_ptr<Table> table;
 };
 
 // Each path is a table directory, or a folder whose *.tracetable children are
@@ -77,6 +79,8 @@ class Server {
   // Thread-safe; makes Run() return.
   void Stop();
 
+  // The tables now served (a changed run is reopened on the next request
+  // for it: the reference is good until then).
   const std::vector<NamedTable>& tables() const;
 
  private:

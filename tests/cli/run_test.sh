@@ -3,7 +3,10 @@
 # hosts becomes a run whose shards match a single table of the same inputs;
 # --shard-of appends and replaces hosts; a missing or corrupt shard is named
 # by host while the others still verify; a damaged manifest is an error;
-# failed builds leave the run as it was; concurrent writers lose nothing.
+# failed builds leave the run as it was; concurrent writers lose nothing;
+# the run's view (RUN.view) is written with the manifest, and a missing,
+# damaged or stale one changes no answer; serve reopens a run whose
+# manifest changed (a host added while serving).
 set -u
 tt=$1 gen=$2 shared=$3
 source "$(dirname "$0")/test_lib.sh"
@@ -177,5 +180,58 @@ wait "$spid" && ok || fail "the first writer failed: $(cat "$work/slow.err")"
   || fail "the entry is not the first writer's"
 "$tt" verify "$c" | grep -q "^OK: run of 4 hosts" && ok || fail "verify after two writers of one host"
 [ -z "$(temps "$c")" ] && ok || fail "two writers left $(temps "$c")"
+
+# 10. The view: written with every manifest; none, a damaged one or a stale
+# one gives the same answers (the shards it cannot vouch for are opened).
+v=$work/view.tracetable
+cp -r "$r" "$v"
+[ -f "$v/RUN.view" ] && ok || fail "a run made from a folder has no RUN.view"
+"$tt" verify "$v" | grep -q "^OK: run of 4 hosts" && ok || fail "verify of a run with a view"
+q() { "$tt" query "$v" --resolution-us "$1" 2>&1 | md5sum; }
+want0=$(q 0) want50=$(q 50)
+cp "$v/RUN.view" "$work/view.good"
+python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" "$v/RUN.view"
+[ "$(q 0)" = "$want0" ] && [ "$(q 50)" = "$want50" ] && ok || fail "a damaged view changed an answer"
+head -c 100 "$work/view.good" >"$v/RUN.view"
+[ "$(q 50)" = "$want50" ] && ok || fail "a cut view changed an answer"
+rm "$v/RUN.view"
+[ "$(q 0)" = "$want0" ] && [ "$(q 50)" = "$want50" ] && ok || fail "no view changed an answer"
+"$tt" ingest --regrid "$v" -q 2>/dev/null && [ -f "$v/RUN.view" ] && ok || fail "--regrid did not write the view"
+[ "$(q 50)" = "$want50" ] && ok || fail "the rewritten view changed an answer"
+# Stale: the view of three hosts, then a fourth replaced by another input.
+cp "$v/RUN.view" "$work/view.before"
+"$tt" ingest "$work/hosts/host0.json" --shard-of "$v" --host host3 --force -q 2>/dev/null && ok || fail "replace host3"
+want_new=$("$tt" query "$v" --resolution-us 0 2>&1 | md5sum)
+[ "$want_new" != "$want0" ] && ok || fail "replacing host3 changed nothing"
+cp "$work/view.before" "$v/RUN.view"
+[ "$(q 0)" = "$want_new" ] && ok || fail "a stale view answered from the old shard"
+
+# 11. serve reopens a run whose manifest changed: the next request sees a
+# host added while serving; a request before it is answered from the old run.
+s=$work/served.tracetable
+cp -r "$r" "$s"
+"$tt" serve "$s" --port 0 >"$work/serve.out" 2>&1 &
+spid=$!
+bg_pids+=("$spid")
+for _ in $(seq 200); do grep -q "^serving" "$work/serve.out" && break; sleep 0.05; done
+port=$(sed -n 's|^serving.*:\([0-9]*\)/.*|\1|p' "$work/serve.out")
+table() {
+  python3 - "http://127.0.0.1:$port/api/tables/served" <<'PY'
+import json, sys, urllib.request, urllib.error
+try:
+    d = json.load(urllib.request.urlopen(sys.argv[1]))
+    print(d["num_processes"], " ".join(d["hosts"]))
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+PY
+}
+before=$(table)
+grep -q "host3" <<<"$before" && ! grep -q "late" <<<"$before" && ok || fail "served run before: $before"
+"$tt" ingest "$work/hosts/host1.json" --shard-of "$s" --host late -q 2>/dev/null && ok || fail "--shard-of while serving"
+after=$(table)
+grep -q " late" <<<"$after" && [ "${after%% *}" -gt "${before%% *}" ] && ok || fail "the server did not reopen the run: $after"
+code=$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$port/api/tables/served/window?resolution_us=50&host=late")
+[ "$code" = 200 ] && ok || fail "window of the added host: $code"
+kill "$spid"
 
 finish

@@ -4,7 +4,9 @@
 // once as a folder (one table) and once per host (the shards of a run), and
 // every API answer — table header, windows at many resolutions, ranges and
 // filters, tiles, search, stats, events, flows, memory, XProf, export — is
-// compared byte for byte. Also: the LRU bound, a missing and a damaged shard.
+// compared byte for byte. Also: the LRU bound, a missing and a damaged shard,
+// and runs opened through their view (RUN.view) — current, stale, damaged,
+// missing — answering the same.
 #include <unistd.h>
 
 #include <cctype>
@@ -32,6 +34,7 @@
 #include "store/run_manifest.h"
 #include "store/run_shards.h"
 #include "store/run_table.h"
+#include "store/run_view.h"
 #include "store/table.h"
 #include "store/table_builder.h"
 
@@ -535,6 +538,132 @@ TEST_F(RunTableTest, IngestedRunsAnswerAsOneTableAtEveryResolution) {
     ones.push_back(serve::NamedTable{"t", std::move(*one)});
     runs.push_back(serve::NamedTable{"t", std::move(*opened)});
     ExpectSameAnswers(ones, runs, dir_);
+  }
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A run with its view opens no shard; a stale view (written before later
+// hosts and the regrid), a damaged one and none open the shards the view
+// cannot vouch for. Every way answers as the one table.
+TEST_F(RunTableTest, RunViewOpensNoShardAndAnyOtherViewAnswersTheSame) {
+  MakeInputs(4, 11, /*common_span=*/false);
+  absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
+  ASSERT_TRUE(inputs.ok());
+  const std::string run = (dir_ / "added.tracetable").string();
+  const std::string view = run + "/" + kRunViewFileName;
+  std::string stale;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    ASSERT_TRUE(cli::IngestShardOf((*inputs)[i], run, "", std::nullopt, {}).ok());
+    if (i == 1) stale = ReadAll(view);
+  }
+  ASSERT_TRUE(cli::RegridRun(run, 2, {}, [](const auto&) {}).ok());
+  const std::string current = ReadAll(view);
+  ASSERT_TRUE(DecodeRunView(current).ok());
+  ASSERT_TRUE(DecodeRunView(stale).ok());
+  auto expect_same = [&](const std::string& what, bool lazy) {
+    SCOPED_TRACE(what);
+    absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+    absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+    ASSERT_TRUE(one.ok() && opened.ok()) << opened.status();
+    ASSERT_NE((*opened)->run(), nullptr);
+    EXPECT_EQ((*opened)->run()->open_shards(), 0u);
+    if (lazy) {
+      EXPECT_EQ((*opened)->run()->opened_with_strings(), 0u);
+    } else {
+      EXPECT_GT((*opened)->run()->opened_with_strings(), 0u);
+    }
+    std::vector<serve::NamedTable> ones, runs;
+    ones.push_back(serve::NamedTable{"t", std::move(*one)});
+    runs.push_back(serve::NamedTable{"t", std::move(*opened)});
+    ExpectSameAnswers(ones, runs, dir_);
+  };
+  expect_same("current view", true);
+  WriteAll(view, stale);
+  expect_same("stale view", false);
+  // A view lacking one shard: the others come from it, that one is opened.
+  absl::StatusOr<RunView> partial = DecodeRunView(current);
+  ASSERT_TRUE(partial.ok());
+  partial->shards.erase(partial->shards.begin() + 1);
+  partial->Index();
+  WriteAll(view, EncodeRunView(*partial));
+  expect_same("view lacking a shard", false);
+  {
+    absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+    ASSERT_TRUE(opened.ok());
+    EXPECT_EQ((*opened)->run()->opened_with_strings(), 1u);
+  }
+  for (size_t at : {size_t{3}, size_t{17}, size_t{22}, current.size() / 2, current.size() - 1}) {
+    std::string damaged = current;
+    damaged[at] ^= 0x40;
+    EXPECT_FALSE(DecodeRunView(damaged).ok()) << at;
+    WriteAll(view, damaged);
+    expect_same(absl::StrCat("view damaged at byte ", at), false);
+  }
+  WriteAll(view, current.substr(0, current.size() - 5));
+  expect_same("view cut short", false);
+  fs::remove(view);
+  expect_same("no view", false);
+  // The next update of the manifest writes a view again.
+  ASSERT_TRUE(UpdateRunManifest(run, [](RunManifest&) { return absl::OkStatus(); }).ok());
+  EXPECT_EQ(ReadAll(view).size(), current.size());
+  expect_same("rewritten view", true);
+}
+
+// Every byte of a view is covered: a flipped byte is never taken for a view.
+TEST_F(RunTableTest, EveryDamagedViewByteIsDetected) {
+  MakeInputs(2, 12);
+  absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
+  ASSERT_TRUE(inputs.ok());
+  const std::string run = (dir_ / "added.tracetable").string();
+  for (const InputFile& in : *inputs) ASSERT_TRUE(cli::IngestShardOf(in, run, "", std::nullopt, {}).ok());
+  const std::string bytes = ReadAll(run + "/" + kRunViewFileName);
+  absl::StatusOr<RunView> v = DecodeRunView(bytes);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->shards.size(), 2u);
+  // (Not byte-equal: protobuf maps serialize in no set order.)
+  absl::StatusOr<RunView> again = DecodeRunView(EncodeRunView(*v));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->strings, v->strings);
+  EXPECT_EQ(again->shards[1].strings, v->shards[1].strings);
+  EXPECT_EQ(again->LocalStrings(again->shards[1]), v->LocalStrings(v->shards[1]));
+  EXPECT_NE(again->Find(v->shards[0].identity), nullptr);
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::string damaged = bytes;
+    damaged[at] ^= 0x01;
+    absl::StatusOr<RunView> d = DecodeRunView(damaged);
+    ASSERT_FALSE(d.ok()) << at;
+    EXPECT_TRUE(absl::IsDataLoss(d.status()));
+  }
+}
+
+// A shard gone after its view was written: the run still opens without it,
+// reads of its host fail naming it, and the other hosts answer.
+TEST_F(RunTableTest, ShardMissingBehindItsViewFailsOnlyItsHost) {
+  MakeInputs(3, 13);
+  absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
+  ASSERT_TRUE(inputs.ok());
+  const std::string run = (dir_ / "added.tracetable").string();
+  for (const InputFile& in : *inputs) ASSERT_TRUE(cli::IngestShardOf(in, run, "", std::nullopt, {}).ok());
+  fs::remove_all(run + "/" + ShardDirFor("host01"));
+  absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
+  absl::StatusOr<std::unique_ptr<Table>> opened = Table::Open(run);
+  ASSERT_TRUE(one.ok() && opened.ok()) << opened.status();
+  const std::string missing = Body(serve::WindowReply(**opened, P({{"resolution_us", "0"}, {"host", "host01"}})));
+  EXPECT_TRUE(missing.starts_with("500 ")) << missing.substr(0, 300);
+  EXPECT_NE(missing.find(R"(shard of host \"host01\")"), std::string::npos) << missing.substr(0, 300);
+  for (const char* host : {"host00", "host02"}) {
+    const Params p = P({{"resolution_us", "0"}, {"host", host}});
+    const std::string a = Body(serve::WindowReply(**one, p)), b = Body(serve::WindowReply(**opened, p));
+    ASSERT_TRUE(b.starts_with("200 ")) << b.substr(0, 300);
+    EXPECT_EQ(a, b) << host;
   }
 }
 

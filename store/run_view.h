@@ -1,0 +1,103 @@
+// RUN.view: what opening a run needs from its shards, kept beside its
+// manifest so a run opens without opening a shard (docs/format.md, "Runs",
+// "`RUN.view` bytes").
+//
+// Contract:
+//  - The view holds, per shard, its identity, TableMeta and ResourceTable,
+//    and the run's one string table with each shard's map into it (and of
+//    its async keys, "key|input N"), made as the run reader makes them
+//    (RunStrings). A table is immutable, so what is recorded under a shard's
+//    identity stays true while a shard of that identity exists.
+//  - A reader uses the view whole only when its shards are the manifest's,
+//    identity for identity in order (Matches): then nothing is interned or
+//    opened. Otherwise (stale) it uses the entries whose identity a manifest
+//    entry names and opens the other shards, so a stale view costs time,
+//    never a wrong answer; a shard is checked against its identity again
+//    when it is opened for reads.
+//  - DecodeRunView never returns a damaged view: magic + length + CRC-32 +
+//    framed fields, every entry re-checked as a table's own metadata is
+//    (store/meta_check.h) and every map entry in range; anything else is
+//    DataLoss "corrupt run view".
+//  - Only UpdateRunManifest (store/run_manifest.h) writes it, under the
+//    run's lock, right after RUN; entries of the old view are reused by
+//    identity, so adding a host opens only that host's shard.
+#ifndef TRACETABLE_STORE_RUN_VIEW_H_
+#define TRACETABLE_STORE_RUN_VIEW_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "format/tracetable.pb.h"
+
+namespace tracetable {
+
+class Table;
+struct RunManifest;
+
+inline constexpr char kRunViewFileName[] = "RUN.view";
+inline constexpr uint32_t kRunViewFormatVersion = 1;
+
+// The run's string table, made shard by shard as one ingest of the shards'
+// inputs interns (store/table_builder.cc): each shard's strings in its own
+// order, then for shard N > 0 with async tracks its keys as "key|input N".
+class RunStrings {
+ public:
+  RunStrings() { Intern(""); }
+  void AddShard(size_t index, const std::vector<std::string>& local, bool async, std::vector<uint32_t>* map,
+                std::vector<uint32_t>* async_map);
+  std::vector<std::string> Take() { return std::move(strings_); }
+
+ private:
+  uint32_t Intern(std::string_view s);
+  absl::flat_hash_map<std::string, uint32_t> ids_;
+  std::vector<std::string> strings_;
+};
+
+bool HasAsyncTracks(const proto::ResourceTable& resources);
+
+struct ViewShard {
+  std::string identity;  // Table::identity(): the manifest entry's table_id
+  proto::TableMeta meta;
+  proto::ResourceTable resources;
+  std::vector<uint32_t> strings;        // local string id -> RunView::strings
+  std::vector<uint32_t> async_strings;  // async keys: local id -> "key|input N" (empty: none)
+};
+
+struct RunView {
+  std::string run_id;       // the manifest's: a view of another run is ignored
+  uint64_t generation = 0;  // the manifest generation it was written with
+  std::vector<std::string> strings;
+  std::vector<ViewShard> shards;
+
+  // The entry recorded for `identity`, or null.
+  const ViewShard* Find(std::string_view identity) const;
+  // Its shards are exactly these identities, in this order.
+  bool Matches(const std::vector<std::string>& identities) const;
+  // A shard's own string table, from its map.
+  std::vector<std::string> LocalStrings(const ViewShard& shard) const;
+  void Index();  // (re)builds what Find uses; Decode and Make call it
+
+ private:
+  absl::flat_hash_map<std::string, size_t> by_identity_;
+};
+
+std::string EncodeRunView(const RunView& view);
+absl::StatusOr<RunView> DecodeRunView(std::string_view bytes);
+
+// NotFound when the run has no view; DataLoss "corrupt run view" when it
+// does not check.
+absl::StatusOr<RunView> ReadRunView(const std::string& run_path);
+
+// The view of `manifest`: its shards in manifest order, taken from `old`
+// (may be null) by identity or read by opening the shard. A shard that does
+// not open, or whose identity is not its entry's, is left out (the view then
+// does not match the manifest, and readers open what it lacks).
+RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, const RunView* old);
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_RUN_VIEW_H_
