@@ -135,11 +135,15 @@ int ServeMain(int argc, char** argv) {
   absl::StatusOr<int> bound = server.Bind(bind, port);
   if (!bound.ok()) return Fail("serve", bound.status().message());
   const std::string host = bind.find(':') != std::string::npos ? absl::StrCat("[", bind, "]") : bind;
-  for (const serve::NamedTable& t : server.tables()) {
-    std::printf("table %s: %s\n", t.name.c_str(), t.table->path().c_str());
+  {
+    // Scoped: a run reopened while serving must not stay open through this list.
+    const auto served = server.tables();
+    for (const serve::NamedTable& t : *served) {
+      std::printf("table %s: %s\n", t.name.c_str(), t.table->path().c_str());
+    }
+    std::printf("serving %zu table(s) at http://%s:%d/  (Ctrl-C stops)\n", served->size(),
+                host == "0.0.0.0" ? "127.0.0.1" : host.c_str(), *bound);
   }
-  std::printf("serving %zu table(s) at http://%s:%d/  (Ctrl-C stops)\n", server.tables().size(),
-              host == "0.0.0.0" ? "127.0.0.1" : host.c_str(), *bound);
   if (!server.checks_host()) {
     std::printf("bound to %s, not a loopback address: the tables are open to the network and any "
                 "Host is accepted%s\n", bind.c_str(), so.token.empty() ? " (no --token set)" : "");

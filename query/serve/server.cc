@@ -836,6 +836,6 @@ void Server::Stop() {
   if (impl_ && impl_->ioc) impl_->ioc->stop();
 }
 
-const std::vector<NamedTable>& Server::tables() const { return *impl_->tables; }
+std::shared_ptr<const std::vector<NamedTable>> Server::tables() const { return impl_->Tables(); }
 
 }  // namespace tracetable::serve

@@ -79,9 +79,10 @@ class Server {
   // Thread-safe; makes Run() return.
   void Stop();
 
-  // The tables now served (a changed run is reopened on the next request
-  // for it: the reference is good until then).
-  const std::vector<NamedTable>& tables() const;
+  // The tables now served. A changed run is reopened on the next request
+  // for it and the list replaced; the list returned stays valid (and its
+  // tables open) for as long as the caller holds it.
+  std::shared_ptr<const std::vector<NamedTable>> tables() const;
 
  private:
   friend class Session;

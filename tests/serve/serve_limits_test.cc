@@ -534,7 +534,8 @@ TEST_F(ServeLimitsTest, NumericParametersValidatedAfterParsing) {
 
 TEST_F(ServeLimitsTest, StreamedAnswerEqualsWholeOne) {
   Running r(TablePath(), ServeOptions());
-  const tracetable::Table& t = *r.server().tables()[0].table;
+  const auto served = r.server().tables();
+  const tracetable::Table& t = *(*served)[0].table;
   for (const std::string q : {"resolution_us=0", "resolution_us=0&limit=4096", "resolution_us=0&limit=6144",
                               "resolution_us=0&limit=6145", "resolution_us=0.5"}) {
     Params p;

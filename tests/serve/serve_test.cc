@@ -122,11 +122,11 @@ class ServeTest : public ::testing::Test {
   }
 
   static const Table& T(const std::string& name) {
-    for (const NamedTable& t : server_->tables()) {
+    for (const NamedTable& t : *server_->tables()) {
       if (t.name == name) return *t.table;
     }
     ADD_FAILURE() << "no table " << name;
-    return *server_->tables()[0].table;
+    return *(*server_->tables())[0].table;
   }
 
   struct Got {
