@@ -8,8 +8,8 @@
 //     reaches the sink.
 //  2. Emit: decode one XPlane at a time (in its own arena, so peak memory is
 //     about one plane) and hand its events to the sink (plane_emitter.h).
-//     The arena's first block is kept per thread between planes and files
-//     (plane_arena.h); reader threads end with the ingest, and so does it.
+//     The arena's first block is kept from plane to plane of the file
+//     (plane_arena.h) and freed with the read, so nothing outlives it.
 #include "ingest/xspace/reader.h"
 
 #include <fcntl.h>
@@ -132,7 +132,7 @@ absl::Status ReadXSpace(
   const std::vector<std::string> pids = xspace_internal::PlanePids(plane_ids);
   std::string plane_stats;  // {"<plane name>":{...},...}
   PlaneDecoder decoder(fd.get(), path);
-  thread_local xspace_internal::PlaneArena arena_block;
+  xspace_internal::PlaneArena arena_block;
   for (size_t i = 0; i < index->planes.size(); ++i) {
     const xspace_internal::PlaneRef& ref = index->planes[i];
     // One arena per plane: decoding is faster and freeing is one call.

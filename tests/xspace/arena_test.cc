@@ -1,7 +1,7 @@
-// The reader keeps its arena's first block per thread between planes and
-// files (ingest/xspace/plane_arena.h). These tests check that a reused or
-// grown block never changes what is read, and that the block's size follows
-// the contract.
+// The reader keeps its arena's first block from plane to plane of a file
+// (ingest/xspace/plane_arena.h). These tests check that a reused or grown
+// block never changes what is read, and that the block's size follows the
+// contract.
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,9 +42,10 @@ std::vector<std::string> ReadLines() {
 }
 
 TEST(XSpaceArenaTest, ReusedAndFreshBlocksReadTheSameEvents) {
-  // Each read on a new thread starts with the smallest block, so its first
-  // planes overflow into further blocks; the second read on this thread
-  // starts in the block the first one grew.
+  // Every read starts with the smallest block, so the first plane (the
+  // host's, most of the file) overflows into further blocks and later planes
+  // start in the block it grew; reads on this and another thread, one after
+  // another, must agree event for event.
   std::vector<std::string> fresh;
   std::thread([&] { fresh = ReadLines(); }).join();
   ASSERT_GT(fresh.size(), 23000u);
