@@ -8,8 +8,6 @@
 //     reaches the sink.
 //  2. Emit: decode one XPlane at a time (in its own arena, so peak memory is
 //     about one plane) and hand its events to the sink (plane_emitter.h).
-//     The arena's first block is kept from plane to plane of the file
-//     (plane_arena.h) and freed with the read, so nothing outlives it.
 #include "ingest/xspace/reader.h"
 
 #include <fcntl.h>
@@ -24,7 +22,6 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "google/protobuf/arena.h"
-#include "ingest/xspace/plane_arena.h"
 #include "ingest/xspace/plane_emitter.h"
 #include "ingest/xspace/space_file.h"
 #include "ingest/xspace/stat_json.h"
@@ -132,11 +129,10 @@ absl::Status ReadXSpace(
   const std::vector<std::string> pids = xspace_internal::PlanePids(plane_ids);
   std::string plane_stats;  // {"<plane name>":{...},...}
   PlaneDecoder decoder(fd.get(), path);
-  xspace_internal::PlaneArena arena_block;
   for (size_t i = 0; i < index->planes.size(); ++i) {
     const xspace_internal::PlaneRef& ref = index->planes[i];
     // One arena per plane: decoding is faster and freeing is one call.
-    google::protobuf::Arena arena(arena_block.Options());
+    google::protobuf::Arena arena;
     auto* plane = google::protobuf::Arena::CreateMessage<xspace::XPlane>(&arena);
     if (absl::Status s = decoder.Decode(ref, i, plane); !s.ok()) return s;
 
@@ -159,7 +155,6 @@ absl::Status ReadXSpace(
       plane_stats.append(":").append(stats);
     }
     if (progress) progress(ref.offset + ref.length, *size);
-    arena_block.Used(arena.SpaceAllocated());
   }
   if (!plane_stats.empty()) {
     sink->SetInputField("xspace_plane_stats", plane_stats + "}");
