@@ -55,6 +55,10 @@ const PlaneEmitter::StatInfo& PlaneEmitter::Stat(int64_t id) {
     it->second.name = md != plane_.stat_metadata().end()
                           ? md->second.name()
                           : absl::StrCat("stat#", id);
+    if (md != plane_.stat_metadata().end()) {
+      it->second.step_name = md->second.name() == "step_name";
+      it->second.flow = md->second.name() == "flow";
+    }
     AppendJsonString(&it->second.json_key, it->second.name);
     it->second.json_key.push_back(':');
   }
@@ -78,10 +82,11 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
       info.name = info.md->name();
     }
     for (const XStat& stat : info.md->stats()) {
-      if (step_name_ids_.contains(stat.metadata_id())) {
+      const StatInfo& key = Stat(stat.metadata_id());
+      if (key.step_name) {
         info.name = xspace_json::StatText(stat, plane_.stat_metadata());
       }
-      std::string member = Stat(stat.metadata_id()).json_key;
+      std::string member = key.json_key;
       xspace_json::AppendStatValue(&member, stat, plane_.stat_metadata());
       info.stat_members.emplace_back(stat.metadata_id(), std::move(member));
     }
@@ -204,13 +209,25 @@ void PlaneEmitter::BuildArgs(const MetaInfo& meta, const XEvent& event) {
   for (const XStat& stat : event.stats()) {
     separate();
     args_.append(Stat(stat.metadata_id()).json_key);
-    xspace_json::AppendStatValue(&args_, stat, plane_.stat_metadata());
+    AppendValue(stat);
   }
   if (args_.size() == 1) {
     args_.clear();
   } else {
     args_.push_back('}');
   }
+}
+
+void PlaneEmitter::AppendValue(const XStat& stat) {
+  if (stat.value_case() != XStat::kRefValue) {
+    xspace_json::AppendStatValue(&args_, stat, plane_.stat_metadata());
+    return;
+  }
+  auto [it, inserted] = ref_json_cache_.try_emplace(stat.ref_value());
+  if (inserted) {
+    xspace_json::AppendStatValue(&it->second, stat, plane_.stat_metadata());
+  }
+  args_.append(it->second);
 }
 
 absl::Status PlaneEmitter::EmitSlice(const XLine& line, const XEvent& event,
@@ -235,19 +252,25 @@ absl::Status PlaneEmitter::EmitSlice(const XLine& line, const XEvent& event,
   }
   slice.name = meta.name_id;
   slice.cat = cat;
+  bool has_flow = false;
   for (const XStat& stat : event.stats()) {
-    if (step_name_ids_.contains(stat.metadata_id())) {
+    const StatInfo& key = Stat(stat.metadata_id());
+    if (key.step_name) {
       slice.name =
           sink_->Intern(xspace_json::StatText(stat, plane_.stat_metadata()));
     }
+    has_flow |= key.flow;
   }
   BuildArgs(meta, event);
   slice.args_json = args_;
   if (!args_.empty()) slice.flags |= kFlagHasArgs;
   if (absl::Status s = sink_->Add(slice); !s.ok()) return s;
+  return has_flow ? EmitFlows(slice, event) : absl::OkStatus();
+}
 
+absl::Status PlaneEmitter::EmitFlows(const Event& slice, const XEvent& event) {
   for (const XStat& stat : event.stats()) {
-    if (!flow_ids_.contains(stat.metadata_id())) continue;
+    if (!Stat(stat.metadata_id()).flow) continue;
     if (stat.value_case() == XStat::kUint64Value) {
       if (absl::Status s = EmitFlow(slice, stat.uint64_value()); !s.ok()) {
         return s;

@@ -35,12 +35,7 @@ int64_t PlaneSortIndex(std::string_view name, size_t index);
 class PlaneEmitter {
  public:
   PlaneEmitter(EventSink* sink, const xspace::XPlane& plane, std::string pid)
-      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {
-    for (const auto& [id, md] : plane_.stat_metadata()) {
-      if (md.name() == "step_name") step_name_ids_.insert(id);
-      if (md.name() == "flow") flow_ids_.insert(id);
-    }
-  }
+      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {}
 
   // `line_done(events_done, events_total)` runs after each line, so callers
   // can report progress inside a big plane.
@@ -60,9 +55,12 @@ class PlaneEmitter {
     std::vector<std::pair<int64_t, std::string>> stat_members;
     const xspace::XEventMetadata* md = nullptr;
   };
+  // One lookup per stat of an event tells all the emitter needs of its key.
   struct StatInfo {
     std::string name;
     std::string json_key;  // "name": ready to append
+    bool step_name = false;  // its value names the event
+    bool flow = false;       // its value is a packed flow id
   };
 
   IdToken Pid() const { return IdToken{pid_text_, true}; }
@@ -74,6 +72,8 @@ class PlaneEmitter {
                          uint32_t track, uint32_t cat);
   absl::Status EmitFlow(const Event& slice, uint64_t flow);
   void BuildArgs(const MetaInfo& meta, const xspace::XEvent& event);
+  void AppendValue(const xspace::XStat& stat);
+  absl::Status EmitFlows(const Event& slice, const xspace::XEvent& event);
   std::optional<int64_t> StartPs(const xspace::XLine& line, const xspace::XEvent& event);
   const xspace::XStat* FindCounterValue(const MetaInfo& meta, const xspace::XEvent& event,
                                 double* value) const;
@@ -82,12 +82,12 @@ class PlaneEmitter {
   EventSink* sink_;
   const xspace::XPlane& plane_;
   std::string pid_text_;
-  absl::flat_hash_set<int64_t> step_name_ids_;
-  absl::flat_hash_set<int64_t> flow_ids_;
   absl::flat_hash_map<int64_t, MetaInfo> meta_cache_;
   absl::flat_hash_map<int64_t, StatInfo> stat_cache_;
   absl::flat_hash_map<uint64_t, uint32_t> flow_cat_cache_;
   absl::flat_hash_set<int64_t> named_tids_;
+  // JSON text of ref values by referenced id: refs repeat across events.
+  absl::flat_hash_map<uint64_t, std::string> ref_json_cache_;
   std::string args_;  // reused buffer for Event.args_json
   // Oddities counted here and reported once per plane.
   uint64_t missing_metadata_ = 0;
