@@ -7,7 +7,7 @@ namespace {
 
 // Takes nothing but the first conversion, then stops the reader at its next
 // event (a reader stops on the first failed Add).
-class ProbeSink : public EventSink {
+class ProbeSink : public MetadataDroppingSink {
  public:
   bool found() const { return found_; }
   int64_t origin_ns() const { return origin_ns_; }
@@ -25,12 +25,6 @@ class ProbeSink : public EventSink {
   uint32_t CounterTrack(IdToken, std::string_view, std::string_view) override { return 0; }
   uint32_t AsyncTrack(IdToken, std::string_view) override { return 0; }
   uint32_t InstantTrack(IdToken, bool) override { return 0; }
-  void SetProcessName(IdToken, std::string_view) override {}
-  void SetProcessSortIndex(IdToken, int64_t) override {}
-  void AddProcessLabel(IdToken, std::string_view) override {}
-  void SetThreadName(IdToken, IdToken, std::string_view) override {}
-  void SetThreadSortIndex(IdToken, IdToken, int64_t) override {}
-  void SetInputField(std::string_view, std::string_view) override {}
   absl::Status Add(const Event&) override {
     return found_ ? absl::CancelledError(kDone) : absl::OkStatus();
   }

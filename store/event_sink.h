@@ -85,6 +85,18 @@ class EventSink {
   virtual void Warn(std::string_view message) = 0;
 };
 
+// For sinks that only look at events and tracks (the origin probe, parse
+// benchmarks): process and thread metadata and input fields are dropped.
+class MetadataDroppingSink : public EventSink {
+ public:
+  void SetProcessName(IdToken, std::string_view) override {}
+  void SetProcessSortIndex(IdToken, int64_t) override {}
+  void AddProcessLabel(IdToken, std::string_view) override {}
+  void SetThreadName(IdToken, IdToken, std::string_view) override {}
+  void SetThreadSortIndex(IdToken, IdToken, int64_t) override {}
+  void SetInputField(std::string_view, std::string_view) override {}
+};
+
 }  // namespace tracetable
 
 #endif  // TRACETABLE_STORE_EVENT_SINK_H_

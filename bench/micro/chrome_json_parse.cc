@@ -23,7 +23,7 @@
 namespace tracetable {
 namespace {
 
-class CountingSink : public EventSink {
+class CountingSink : public MetadataDroppingSink {
  public:
   explicit CountingSink(bool null_sink) : null_(null_sink) {}
   void BeginInput(std::string_view, std::string_view) override {}
@@ -54,12 +54,6 @@ class CountingSink : public EventSink {
   uint32_t InstantTrack(IdToken pid, bool global) override {
     return Track(global ? std::string("/g") : std::string(pid.text) + "/p");
   }
-  void SetProcessName(IdToken, std::string_view) override {}
-  void SetProcessSortIndex(IdToken, int64_t) override {}
-  void AddProcessLabel(IdToken, std::string_view) override {}
-  void SetThreadName(IdToken, IdToken, std::string_view) override {}
-  void SetThreadSortIndex(IdToken, IdToken, int64_t) override {}
-  void SetInputField(std::string_view, std::string_view) override {}
   absl::Status Add(const Event& e) override {
     ++events;
     args_bytes += e.args_json.size();

@@ -13,7 +13,7 @@
 namespace tracetable {
 namespace {
 
-class NullSink : public EventSink {
+class NullSink : public MetadataDroppingSink {
  public:
   void BeginInput(std::string_view, std::string_view) override {}
   uint32_t Intern(std::string_view s) override {
@@ -28,12 +28,6 @@ class NullSink : public EventSink {
   }
   uint32_t AsyncTrack(IdToken, std::string_view) override { return 3; }
   uint32_t InstantTrack(IdToken, bool) override { return 4; }
-  void SetProcessName(IdToken, std::string_view) override {}
-  void SetProcessSortIndex(IdToken, int64_t) override {}
-  void AddProcessLabel(IdToken, std::string_view) override {}
-  void SetThreadName(IdToken, IdToken, std::string_view) override {}
-  void SetThreadSortIndex(IdToken, IdToken, int64_t) override {}
-  void SetInputField(std::string_view, std::string_view) override {}
   absl::Status Add(const Event& e) override {
     ++events;
     args_bytes += e.args_json.size();
