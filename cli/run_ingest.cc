@@ -150,6 +150,7 @@ absl::StatusOr<ShardResult> BuildShard(const InputFile& input, const std::string
   bo.output = (fs::path(run) / ShardDirFor(host)).string();
   bo.memory_budget = options.memory_budget;
   bo.overwrite = options.force;
+  bo.overwrite_unread = options.force && options.listed;
   bo.memory_profile = options.memory_profile;
   bo.stop = options.stop;
   bo.origin_ns = origin_ns;
@@ -187,6 +188,7 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
   const bool new_run = !IsRun(run);
   std::optional<TableGrid> shard_options_grid;
   int64_t origin = 0;
+  bool listed_shard = false;
   if (new_run) {
     if (!FreeForNewRun(run)) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -211,6 +213,8 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
                                                      m->origin_ns, ": every shard takes the run's origin"));
     }
     origin = m->origin_ns;
+    const RunShardInfo* listed = m->Find(host);
+    listed_shard = listed && listed->dir == ShardDirFor(host);
     std::vector<RunShardInfo> others;
     for (const RunShardInfo& s : m->shards) {
       if (s.host != host) others.push_back(s);
@@ -224,6 +228,7 @@ absl::StatusOr<ShardResult> IngestShardOf(const InputFile& input, const std::str
   const bool shard_existed = fs::exists(fs::symlink_status(shard_path, ec));
   ShardOptions shard_options = options;
   shard_options.grid = shard_options_grid;
+  shard_options.listed = listed_shard;
   // Two writers creating one run at once: the first to enter the manifest
   // sets its origin and the other rebuilds with it (at most once: the origin
   // of an existing run never changes).

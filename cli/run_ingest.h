@@ -8,7 +8,9 @@
 //    a failed or killed build leaves the old shard or none, never half of
 //    one), and only then entered in the manifest by UpdateRunManifest.
 //  - A shard is replaced only with `force`; so is a run. Nothing is deleted
-//    that is not a run, a shard table, or what this ingest made.
+//    that is not a run, a shard table, or what this ingest made. A shard the
+//    manifest lists is replaced even when missing or unreadable (a folder of
+//    nothing but table files), so a damaged host can be ingested again.
 //  - A run made from a folder is built in OUT.tmp-<pid> and renamed into
 //    place whole (like a table): OUT is the old run or the new one, never a
 //    run missing hosts; the first failed shard stops the others starting and
@@ -36,6 +38,9 @@ struct ShardOptions {
   bool strict = false;
   bool memory_profile = true;
   bool force = false;
+  // With force: the shard's folder is the one the run's manifest names for
+  // its host, so it is replaced even when too damaged to read.
+  bool listed = false;
   const std::atomic<bool>* stop = nullptr;
   // The run's summary grid, used when the shard's events fit in it.
   std::optional<TableGrid> grid;

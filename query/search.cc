@@ -14,6 +14,7 @@
 #include "format/keys.h"
 #include "leveldb/iterator.h"
 #include "query/estimate.h"
+#include "query/run_search.h"
 
 namespace tracetable {
 namespace {
@@ -373,6 +374,11 @@ std::string Lower(std::string_view s) {
 absl::StatusOr<SearchResult> Search(const Table& t, const SearchRequest& request) {
   const std::vector<uint32_t> tracks = SearchableTracks(t, request.tracks);
   if (request.use_index && t.meta().has_search_index()) return IndexSearch(t, request, tracks);
+  if (request.use_index && t.run()) {
+    absl::StatusOr<std::optional<SearchResult>> r = RunIndexSearch(t, request);
+    if (!r.ok()) return r.status();
+    if (*r) return **std::move(r);
+  }
   return ScanSearch(t, request, tracks);
 }
 

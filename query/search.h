@@ -16,7 +16,9 @@
 // (the cursor, or the span start), then only tiles holding a match are read,
 // so a page costs about limit + (tiles reaching the position) tile reads
 // whatever the table's size. Without the index (older tables) every event in
-// the span is read, in chunks, until the page is full.
+// the span is read, in chunks, until the page is full. A run of shards
+// answers from its shards' indexes (query/run_search.h), or scans when one
+// has none.
 #ifndef TRACETABLE_QUERY_SEARCH_H_
 #define TRACETABLE_QUERY_SEARCH_H_
 

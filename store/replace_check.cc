@@ -25,7 +25,7 @@ absl::Status Refuse(const std::string& path, const std::string& why) {
 
 }  // namespace
 
-absl::Status CheckReplaceable(const std::string& path) {
+absl::Status CheckReplaceableUnread(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(path, ec);
   if (ec) return Refuse(path, absl::StrCat("cannot be inspected (", ec.message(), ")"));
@@ -37,6 +37,11 @@ absl::Status CheckReplaceable(const std::string& path) {
     }
   }
   if (ec) return Refuse(path, absl::StrCat("cannot be listed (", ec.message(), ")"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckReplaceable(const std::string& path) {
+  if (absl::Status s = CheckReplaceableUnread(path); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<TableFiles>> files = TableFiles::Open(path, nullptr);
   if (!files.ok()) return Refuse(path, absl::StrCat("is not a readable tracetable (", files.status().message(), ")"));
   std::string value;

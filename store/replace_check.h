@@ -5,6 +5,11 @@
 // TableMeta. Anything else (a file, a folder with other things in it, a
 // table too damaged to read) is refused, whatever the flags: the ingest never
 // deletes what it did not create.
+//
+// CheckReplaceableUnread is for a table the caller can vouch was made by an
+// ingest (a run's shard at the folder its manifest names): the same folder
+// and file-name rules, but its files are not read, so a shard too damaged to
+// open can still be replaced.
 #ifndef TRACETABLE_STORE_REPLACE_CHECK_H_
 #define TRACETABLE_STORE_REPLACE_CHECK_H_
 
@@ -16,6 +21,7 @@ namespace tracetable {
 
 // OK if `path` is a tracetable; FailedPrecondition saying why not otherwise.
 absl::Status CheckReplaceable(const std::string& path);
+absl::Status CheckReplaceableUnread(const std::string& path);
 
 }  // namespace tracetable
 

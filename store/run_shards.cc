@@ -135,6 +135,8 @@ bool RunShards::LocalId(uint64_t global, size_t* shard, uint64_t* local) const {
   return false;
 }
 
+int64_t RunShards::run_max_end() const { return meta_->max_end(); }
+
 void RunShards::ToGlobal(const RunShardMap& s, bool async, TileRow* r) const {
   r->ts += s.time_offset;
   // A begin without an end runs to the end of the trace: the run's end.

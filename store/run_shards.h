@@ -94,6 +94,14 @@ class RunShards {
   // Unimplemented: nothing reads them from a run.
   absl::Status Get(std::string_view key, std::string* value) const;
 
+  // A row read from shard `i`'s track that is global track `track`, in the
+  // run's numbers and times (as ReadTiles gives it).
+  void RowToGlobal(size_t i, uint32_t track, TileRow* r) const {
+    ToGlobal(shards_[i], track < homes_.size() && homes_[track].async, r);
+  }
+  // The run's end (max_end of the merged meta): incomplete events run to it.
+  int64_t run_max_end() const;
+
   // The global id of a shard's local event id and back.
   uint64_t GlobalId(const RunShardMap& s, uint64_t local) const;
   bool LocalId(uint64_t global, size_t* shard, uint64_t* local) const;

@@ -17,7 +17,8 @@
 // whose reads fail with an error naming the host, so queries of other
 // hosts still answer (a shard known from the view but gone fails the same
 // way on its first read).
-// A run has no search index (search scans its windows, which is exact).
+// A run has no search index of its own: search fans out to its shards'
+// (query/run_search.h).
 #ifndef TRACETABLE_STORE_RUN_TABLE_H_
 #define TRACETABLE_STORE_RUN_TABLE_H_
 

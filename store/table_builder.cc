@@ -876,7 +876,7 @@ absl::Status TableBuilder::CheckOutputFree() const {
   if (!options_.overwrite) {
     return absl::AlreadyExistsError(absl::StrCat(out, ": already exists (use --force to replace a table)"));
   }
-  return CheckReplaceable(out);
+  return options_.overwrite_unread ? CheckReplaceableUnread(out) : CheckReplaceable(out);
 }
 
 }  // namespace tracetable

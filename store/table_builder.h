@@ -67,6 +67,7 @@ struct BuildOptions {
   std::string output;                          // the .tracetable directory
   uint64_t memory_budget = uint64_t{1} << 30;  // bytes
   bool overwrite = false;                      // replace an existing table (never anything else)
+  bool overwrite_unread = false;  // with overwrite: even one too damaged to read (CheckReplaceableUnread)
   // Paths of leftovers of killed ingests of this output, removed by Create().
   std::vector<std::string>* removed_leftovers = nullptr;
   // Called now and then during Finish(): what is happening, and a fraction.

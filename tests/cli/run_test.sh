@@ -3,7 +3,8 @@
 # hosts becomes a run whose shards match a single table of the same inputs;
 # --shard-of appends and replaces hosts; a missing or corrupt shard is named
 # by host while the others still verify; a damaged manifest is an error;
-# failed builds leave the run as it was; concurrent writers lose nothing;
+# failed builds leave the run as it was; --force replaces a missing, corrupt
+# or unreadable shard; concurrent writers lose nothing;
 # the run's view (RUN.view) is written with the manifest, and a missing,
 # damaged or stale one changes no answer; serve reopens a run whose
 # manifest changed (a host added while serving).
@@ -128,6 +129,62 @@ rm -rf "$work/swapped.tracetable/shards/host0.tracetable"
 cp -r "$r/shards/host3.tracetable" "$work/swapped.tracetable/shards/host0.tracetable"
 "$tt" verify "$work/swapped.tracetable" >"$work/verify.out" && fail "verify passed a swapped shard" || ok
 grep -q "^host host0 .*does not match the manifest: table_id" "$work/verify.out" && ok || fail "swap not found: $(cat "$work/verify.out")"
+
+# 5b. --force replaces a missing, corrupt or unreadable shard (it cannot be
+# read, so it is not asked to be a table: the manifest names it as ours), and
+# a query of the host then equals a single table of the same input.
+"$tt" ingest "$work/hosts/host2.json" -o "$work/host2.tracetable" -q 2>/dev/null && ok || fail "single table of host2"
+rm "$d/shards/host3.tracetable/TABLEFILES"  # the table's CURRENT: its list of files
+echo junk >"$d/shards/host0.tracetable/TABLEFILES"
+"$tt" verify "$d" >"$work/verify.out" && fail "verify passed four bad shards" || ok
+for h in 0 1 2 3; do grep -q "^host host$h " "$work/verify.out" && ! grep -q "^host host$h .*OK" "$work/verify.out" && ok \
+  || fail "bad shard host$h not named: $(cat "$work/verify.out")"; done
+cp "$d/RUN" "$work/RUN.damaged"
+expect_fail "a failed --force over a damaged shard" "bad.json" \
+  "$tt" ingest "$work/bad.json" --shard-of "$d" --host host2 --force --strict
+cmp -s "$d/RUN" "$work/RUN.damaged" && [ -f "$ldb" ] && ok || fail "a failed build changed a damaged run"
+for h in 0 1 2 3; do
+  "$tt" ingest "$work/hosts/host$h.json" --shard-of "$d" --host host$h --force -q 2>"$work/force.err" && ok \
+    || fail "--force over damaged host$h: $(cat "$work/force.err")"
+done
+"$tt" verify "$d" >"$work/verify.out" && grep -q "^OK: run of 4 hosts" "$work/verify.out" && ok \
+  || fail "verify after --force: $(cat "$work/verify.out")"
+[ -z "$(temps "$d")" ] && ok || fail "--force over damaged shards left $(temps "$d")"
+# The run names a host's processes "host2 ..." and numbers its pids and ids
+# after earlier hosts' (and the tracks it makes, shown as tids >= 1e9):
+# compare events by process name, id offset and track kind.
+host_events() {
+  python3 -c '
+import json, sys
+prefix, names, events = sys.argv[1], {}, []
+for line in sys.stdin:
+    line = line.strip().rstrip(",")
+    if not line.startswith("{\"ph\""): continue
+    e = json.loads(line)
+    if e["ph"] == "M" and e["name"] == "process_name":
+        e["args"]["name"] = e["args"]["name"].removeprefix(prefix)
+        names[e["pid"]] = e["args"]["name"]
+    events.append(e)
+ids = [e["tt_id"] for e in events if "tt_id" in e]
+for e in events:
+    e["pid"] = names.get(e.get("pid"))
+    if e.get("tid", 0) >= 10**9: e["tid"] = "made"
+    if "tt_id" in e: e["tt_id"] -= min(ids)
+    print(json.dumps(e, sort_keys=True))
+print(len(events))' "$1"
+}
+want=$("$tt" query "$work/host2.tracetable" --resolution-us 0 | host_events "" | md5sum)
+[ "$("$tt" query "$d" --host host2 --resolution-us 0 | host_events "host2 " | md5sum)" = "$want" ] && ok \
+  || fail "host2 of the repaired run differs from its single table"
+for res in 0 50; do
+  [ "$("$tt" query "$d" --resolution-us $res 2>&1 | md5sum)" = "$("$tt" query "$r" --resolution-us $res 2>&1 | md5sum)" ] && ok \
+    || fail "the repaired run differs from the run it was copied from at $res us"
+done
+# Still never anything but a table's files: a stray file in the shard folder.
+echo keep >"$d/shards/host1.tracetable/notes.txt"
+expect_fail "--force over a shard holding a foreign file" "holds notes.txt" \
+  "$tt" ingest "$work/hosts/host1.json" --shard-of "$d" --host host1 --force
+[ -f "$d/shards/host1.tracetable/notes.txt" ] && ok || fail "--force removed a foreign file"
 
 # 6. A damaged manifest is an error from every command, and never rewritten.
 cp -r "$r" "$work/badrun2.tracetable"
