@@ -1,10 +1,8 @@
 #include "store/run_manifest.h"
-#include "store/run_view.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,7 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/tracetable.pb.h"
+#include "store/fixed_coding.h"
 #include "store/replace_check.h"
+#include "store/run_view.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -39,21 +39,8 @@ absl::Status Errno(std::string_view what, const std::string& path) {
   return absl::InternalError(absl::StrCat(Av(what), " ", path, ": ", std::strerror(errno)));
 }
 
-uint32_t Crc(std::string_view bytes) {
-  return static_cast<uint32_t>(crc32(crc32(0, nullptr, 0),
-                                     reinterpret_cast<const Bytef*>(bytes.data()),
-                                     static_cast<uInt>(bytes.size())));
-}
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
 
-uint32_t GetU32(std::string_view in) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[i]);
-  return v;
-}
 
 std::string NewRunId() {
   std::random_device rd;
@@ -260,8 +247,8 @@ std::string EncodeRunManifest(const RunManifest& m) {
   for (const RunShardInfo& s : m.shards) *p.add_shards() = ToProto(s);
   const std::string payload = p.SerializeAsString();
   std::string out(kMagic.data(), kMagic.size());
-  PutU32(&out, static_cast<uint32_t>(payload.size()));
-  PutU32(&out, Crc(payload));
+  PutFixed32(&out, static_cast<uint32_t>(payload.size()));
+  PutFixed32(&out, Crc32(payload));
   out += payload;
   return out;
 }
@@ -270,13 +257,13 @@ absl::StatusOr<RunManifest> DecodeRunManifest(std::string_view bytes) {
   if (bytes.size() < kHeaderBytes || bytes.substr(0, kMagic.size()) != kMagic) {
     return Corrupt("not a run manifest (bad magic)");
   }
-  const uint32_t size = GetU32(bytes.substr(kMagic.size()));
-  const uint32_t crc = GetU32(bytes.substr(kMagic.size() + 4));
+  const uint32_t size = GetFixed32(bytes.substr(kMagic.size()));
+  const uint32_t crc = GetFixed32(bytes.substr(kMagic.size() + 4));
   const std::string_view payload = bytes.substr(kHeaderBytes);
   if (payload.size() != size) {
     return Corrupt(absl::StrCat("payload is ", payload.size(), " bytes, header says ", size));
   }
-  if (Crc(payload) != crc) return Corrupt("checksum mismatch");
+  if (Crc32(payload) != crc) return Corrupt("checksum mismatch");
   proto::RunManifest p;
   if (!p.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     return Corrupt("payload does not parse");

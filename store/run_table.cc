@@ -13,12 +13,12 @@
 #include "format/levels.h"
 #include "format/time.h"
 #include "leveldb/cache.h"
+#include "store/fixed_coding.h"
 #include "store/run_manifest.h"
 #include "store/run_shards.h"
 #include "store/run_view.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
-#include "zlib.h"
 
 namespace tracetable {
 
@@ -207,8 +207,7 @@ class RunTableMaker {
       g.mutable_flow_index()->set_blocks(blocks);
       g.mutable_flow_index()->set_bytes(bytes);
     }
-    const uLong crc = crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(identities_.data()),
-                            static_cast<uInt>(identities_.size()));
+    const uint32_t crc = Crc32(identities_);
     t_->identity_ = absl::StrCat("r", absl::Hex(crc, absl::kZeroPad8), absl::Hex(identities_.size()),
                                  absl::Hex(metas_.size()));
     g.set_table_id(t_->identity_);

@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/varint.h"
+#include "store/fixed_coding.h"
 #include "store/meta_check.h"
 #include "store/run_manifest.h"
 #include "store/table.h"
-#include "zlib.h"
 
 namespace tracetable {
 namespace {
@@ -22,20 +22,8 @@ namespace {
 constexpr std::string_view kMagic = "tracetable view\n";
 constexpr size_t kHeader = 16 + 4 + 4;
 
-uint32_t Crc(std::string_view b) {
-  return static_cast<uint32_t>(
-      crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
-}
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int k = 0; k < 4; ++k) out->push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
-}
 
-uint32_t GetU32(std::string_view b) {
-  uint32_t v = 0;
-  for (int k = 3; k >= 0; --k) v = (v << 8) | static_cast<uint8_t>(b[k]);
-  return v;
-}
 
 void PutBytes(std::string* out, std::string_view b) {
   AppendVarint(out, b.size());
@@ -161,8 +149,8 @@ std::string EncodeRunView(const RunView& view) {
     PutIds(&p, h.async_strings);
   }
   std::string out(kMagic);
-  PutU32(&out, static_cast<uint32_t>(p.size()));
-  PutU32(&out, Crc(p));
+  PutFixed32(&out, static_cast<uint32_t>(p.size()));
+  PutFixed32(&out, Crc32(p));
   out += p;
   return out;
 }
@@ -170,8 +158,8 @@ std::string EncodeRunView(const RunView& view) {
 absl::StatusOr<RunView> DecodeRunView(std::string_view bytes) {
   if (bytes.size() < kHeader || bytes.substr(0, kMagic.size()) != kMagic) return Corrupt("bad magic");
   const std::string_view p = bytes.substr(kHeader);
-  if (GetU32(bytes.substr(16)) != p.size()) return Corrupt("length does not match the file");
-  if (GetU32(bytes.substr(20)) != Crc(p)) return Corrupt("checksum mismatch");
+  if (GetFixed32(bytes.substr(16)) != p.size()) return Corrupt("length does not match the file");
+  if (GetFixed32(bytes.substr(20)) != Crc32(p)) return Corrupt("checksum mismatch");
   size_t pos = 0;
   uint64_t version = 0, count = 0;
   RunView v;

@@ -11,13 +11,13 @@
 #include "leveldb/cache.h"
 #include "leveldb/iterator.h"
 #include "store/corruption.h"
+#include "store/fixed_coding.h"
 #include "store/meta_check.h"
 #include "store/run_manifest.h"
 #include "store/run_shards.h"
 #include "store/run_table.h"
 #include "store/table_files.h"
 #include "store/table_format.h"
-#include "zlib.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -97,8 +97,7 @@ absl::Status Table::Load(bool load_strings) {
   if (!meta_.ParseFromString(value)) return CorruptTable(path_, "metadata record does not parse");
   identity_ = meta_.table_id();
   if (identity_.empty()) {
-    const uLong crc = crc32(crc32(0, nullptr, 0), reinterpret_cast<const Bytef*>(value.data()),
-                            static_cast<uInt>(value.size()));
+    const uint32_t crc = Crc32(value);
     identity_ = absl::StrCat("m", absl::Hex(crc, absl::kZeroPad8), absl::Hex(value.size()));
   }
   // Version 5 changed only how the files are listed (store/file_list.h), so
