@@ -6,13 +6,15 @@
 # .jsonl (every run, and the command lines).
 #
 #   bench/viewer/run.sh [--build DIR] [--data DIR] [--sizes N,N] [--reps N]
-#                       [--json-path] [--settle MS] [--tag NAME]
+#                       [--json-path] [--settle MS] [--log FILE] [--tag NAME]
 #
 #   --build DIR    where cli/tracetable and bench/tt_gen_trace are (build)
 #   --data DIR     where traces and tables go (bench/data, git-ignored)
 #   --sizes        event counts (1000000)
 #   --reps         fresh browser contexts per table and path (3; medians)
 #   --settle MS    pause after each step's ready before the next (150)
+#   --log FILE     every tile viewer response, one JSON line each: step,
+#                  level, track group, why it was asked, wire bytes
 #   --json-path    also measure the previous Chrome-trace JSON viewer (the
 #                  query/viewer of git rev 2ae76ae, proxied to the same server)
 set -euo pipefail
@@ -23,6 +25,7 @@ SIZES=1000000
 REPS=3
 JSON=""
 SETTLE=150
+LOG=()
 TAG=""
 ARGV="bench/viewer/run.sh $*"
 while [[ $# -gt 0 ]]; do
@@ -33,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --reps) REPS="$2"; shift ;;
     --json-path) JSON=--json-path ;;
     --settle) SETTLE="$2"; shift ;;
+    --log) LOG=(--log "$2"); shift ;;
     --tag) TAG="-$2"; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/viewer/run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -52,7 +56,7 @@ for n in ${SIZES//,/ }; do
   tables+=("$t")
 done
 out="$ROOT/bench/results/$(date -u +%F)-$(hostname)-viewer$TAG"
-cmd=(node "$ROOT/bench/viewer/viewer_bench.js" --build "$BUILD" --reps "$REPS" --settle "$SETTLE" $JSON "${tables[@]}")
+cmd=(node "$ROOT/bench/viewer/viewer_bench.js" --build "$BUILD" --reps "$REPS" --settle "$SETTLE" "${LOG[@]}" $JSON "${tables[@]}")
 echo "[viewer bench] ${cmd[*]}" >&2
 {
   printf '{"command":%s,"invoked_as":%s,"date":"%s","host":"%s","nproc":%s,"load":"%s"}\n' \

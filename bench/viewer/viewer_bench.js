@@ -14,10 +14,13 @@
 // browser contexts.
 //
 // usage: node bench/viewer/viewer_bench.js --build BUILD [--reps N]
-//          [--json-path] [--old-rev REV] [--settle MS] TABLE.tracetable...
+//          [--json-path] [--old-rev REV] [--settle MS] [--log FILE] TABLE.tracetable...
 // --settle: pause after each step's `ready` (150 ms) before the next input;
 // prefetches answered in it count to the step (a longer pause lets prefetch
 // that waits for an idle view happen, as between a person's key presses).
+// --log: one JSON line per response on the wire (tile viewer): the step it
+// finished in, the step whose view asked for it, URL, wire bytes, level,
+// track group, why (visible / side / near; 'other' for non-tile requests).
 'use strict';
 
 const path = require('path');
@@ -38,6 +41,7 @@ function parseArgs(argv) {
     else if (a === '--json-path') o.jsonPath = true;
     else if (a === '--old-rev') o.oldRev = argv[++i];
     else if (a === '--settle') o.settle = Number(argv[++i]);
+    else if (a === '--log') o.log = argv[++i];
     else o.tables.push(a);
   }
   return o;
@@ -129,11 +133,16 @@ async function runOnce(browser, baseUrl, table, tiles, o) {
   const page = await context.newPage();
   let wire = 0, wireSeen = 0;
   const wireByUrl = new Map();
+  let stepNo = -1;  // the step being measured (-1: first load)
+  const finished = [];
   context.on('requestfinished', async (req) => {
     try {
+      const during = stepNo;
       const s = await req.sizes();
       wire += s.responseBodySize + s.responseHeadersSize;
-      wireByUrl.set(new URL(req.url()).pathname + new URL(req.url()).search, s.responseBodySize + s.responseHeadersSize);
+      const u = new URL(req.url()).pathname + new URL(req.url()).search;
+      wireByUrl.set(u, s.responseBodySize + s.responseHeadersSize);
+      finished.push({ during, url: u, wire: s.responseBodySize + s.responseHeadersSize });
       wireSeen++;
     } catch (e) { /* gone */ }
   });
@@ -184,10 +193,13 @@ async function runOnce(browser, baseUrl, table, tiles, o) {
   // 'd-fresh'/'a-fresh': what a pan costs when prefetch has not guessed it).
   const plan = [['w', 5], ['s', 5], ['d', 2], ['a', 2], ['wheel-in', 3], ['wheel-out', 3],
     ['w2', 7, 'w'], ['d-fresh', 2, 'd'], ['a-fresh', 2, 'a']];
+  const stepStarts = [];  // index into __tt.requests where each step began
   for (const [label, times, key] of plan) {
     const what = key || label;
     for (let i = 0; i < times; i++) {
       const r0 = await reqCount(), b0 = tiles ? await tileBytes() : 0, w0 = wire;
+      stepNo = out.steps.length;
+      stepStarts.push(r0);
       if (what === 'wheel-in' || what === 'wheel-out') await page.mouse.wheel(0, what === 'wheel-in' ? -462 : 462);  // 2x
       else await page.keyboard.press(what);
       const ms = tiles ? await waitTilesReady(page) : await waitJsonReady(page);
@@ -199,6 +211,21 @@ async function runOnce(browser, baseUrl, table, tiles, o) {
     }
   }
   out.wire_requests_seen = wireSeen;
+  if (o.log && tiles) {
+    const recs = await page.evaluate(() => window.__tt.requests.map((r) => ({ url: r.url, level: r.level, k: r.k, tracks: r.tracks, why: r.why, status: r.status })));
+    const askedIn = (i) => { let s = -1; for (let j = 0; j < stepStarts.length; j++) if (stepStarts[j] <= i) s = j; return s; };
+    const byUrl = new Map();
+    recs.forEach((r, i) => { const l = byUrl.get(r.url) || []; l.push({ ...r, asked: askedIn(i) }); byUrl.set(r.url, l); });
+    const label = (n) => (n < 0 ? 'first' : out.steps[n].step);
+    const lines = finished.map((f) => {
+      const r = (byUrl.get(f.url) || [null])[0];
+      return JSON.stringify({ table, rep: o.rep, during: f.during, during_step: label(f.during),
+        asked: r ? r.asked : null, asked_step: r ? label(r.asked) : null, why: r ? r.why : 'other',
+        level: r ? r.level : null, k: r ? r.k : null, tracks: r ? r.tracks : null,
+        times_asked: r ? byUrl.get(f.url).length : 0, wire: f.wire, url: f.url });
+    });
+    fs.appendFileSync(o.log, lines.join('\n') + '\n');
+  }
   await context.close();
   return out;
 }
@@ -246,7 +273,7 @@ async function main() {
       const name = path.basename(t).replace(/\.tracetable$/, '');
       for (const [label, base, tiles] of [['tiles', url, true], ...(old ? [['json', old.url, false]] : [])]) {
         const runs = [];
-        for (let r = 0; r < o.reps; r++) runs.push(await runOnce(browser, base, name, tiles, o));
+        for (let r = 0; r < o.reps; r++) runs.push(await runOnce(browser, base, name, tiles, { ...o, rep: r }));
         console.log(JSON.stringify({ table: name, path: label, reps: o.reps, summary: summarize(runs), runs }));
       }
     }

@@ -22,7 +22,6 @@ const CACHE_BYTES = 96 << 20;      // decoded tiles kept
 const STAND_IN_COARSER = 10;       // levels to look up for a stand-in
 const PREFETCH_INFLIGHT = 2;       // prefetch requests at a time
 const PREFETCH_IDLE_MS = 250;      // a view ready this long without input prefetches
-const SIDES_IDLE_MS = 1000;        // ... and after a zoom, this long: the tiles left and right
 const NEAR_COARSER = 2;            // at least this many levels coarser for groups a screen away,
 const NEAR_LEVEL_STEP = 3;         // on levels that are multiples of this (kept over zoom steps)
 const PAN_FRACTION = 0.25;         // of the view, one a/d step
@@ -43,7 +42,7 @@ const tt = (window.__tt = {
   ready: false,
   viewSeq: 0,       // bumped by every change of what is visible
   readySeq: -1,     // viewSeq of the last frame drawn from complete data
-  prefetchSeq: -1,  // viewSeq of the last view whose prefetches were asked for
+  prefetchSeq: -1,  // viewSeq of the last view whose prefetches were all asked for
   cancelled: 0,
   logTrack: undefined,  // set to a track id: lastDraw lists what was drawn on it
   lastDraw: null,
@@ -380,17 +379,18 @@ function planFrame() {
     for (const e of exact) e.owns = (ts) => exact.some((o) => o !== e && o.a <= ts && ts < o.b);
     plan.set(g.key, entries);
   }
-  // Once the visible tiles are in, the neighbours a pan (a/d: a quarter of
-  // the view) would need next: only on a side where the loaded tiles reach
-  // less than that past the view's edge. The next step is most likely the
-  // same kind as the last: after a pan, the side it went to; after a zoom
-  // (another zoom likely), both sides only once the view has stayed longer.
-  const bothSides = readyFor >= SIDES_IDLE_MS;
-  if (idle && (bothSides || S.panDir !== 0) && missing === 0 && ks.length) {
+  // Once the visible tiles are in, after a pan only, the neighbour the next
+  // pan (a/d: a quarter of the view) the same way would need: only where the
+  // loaded tiles reach less than that past the view's edge. After a zoom or
+  // a jump nothing sideways, however long the view stays: the next step is
+  // as likely a zoom, which uses none of this level's tiles (both sides
+  // after a rest were ~600 KB at 100M, half of a step's bytes), and a pan
+  // after it fetches its one new column of tiles as it goes (20-60 ms).
+  if (idle && S.panDir !== 0 && missing === 0 && ks.length) {
     const tw = TimeAxis.tileWidthUs(level), reach = PAN_FRACTION * (v1 - v0);
     const sides = [];
-    if ((bothSides || S.panDir < 0) && v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
-    if ((bothSides || S.panDir > 0) && axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
+    if (S.panDir < 0 && v0 - (axis.full[0] + ks[0] * tw) < reach) sides.push(ks[0] - 1);
+    if (S.panDir > 0 && axis.full[0] + (ks[ks.length - 1] + 1) * tw - v1 < reach) sides.push(ks[ks.length - 1] + 1);
     for (const g of S.groups) {
       if (!inBand(g, top, top + H)) continue;
       for (const k of sides) {
@@ -403,19 +403,20 @@ function planFrame() {
   }
   loader.cancelExcept(needed);
   want.sort((x, y) => (y.visible - x.visible));
+  let held = 0;  // prefetches left for a later frame
   for (const w of want) {
     if (loader.isPending(w.key)) continue;
     // Prefetches go a few at a time: on a small server they would compete
     // with the next step's visible tiles, and a cancelled request's work is
     // not taken back from the server.
-    if (!w.visible && loader.inflight >= PREFETCH_INFLIGHT) break;
+    if (!w.visible && loader.inflight >= PREFETCH_INFLIGHT) { held++; continue; }
     loader.request(w.key, tileUrl(w.g, w.level, w.k), axis.full[0], {
       level: w.level, k: w.k, tracks: w.g.key, resolution_us: 2 ** w.level / 1000, table: S.table.name, visible: w.visible, why: w.why,
       start: axis.full[0] + w.k * TimeAxis.tileWidthUs(w.level),
       end: axis.full[0] + (w.k + 1) * TimeAxis.tileWidthUs(w.level),
     });
   }
-  if (bothSides) tt.prefetchSeq = tt.viewSeq;
+  if (idle && missing === 0 && held === 0) tt.prefetchSeq = tt.viewSeq;
   tt.requests = loader.requests;
   tt.inflight = loader.inflight;
   tt.cancelled = loader.cancelled;
@@ -504,8 +505,8 @@ function draw() {
     if (readySince.seq !== seq) {
       readySince = { seq, t: performance.now() };
       tt.readySince = readySince.t;
-      // The frames that ask for this view's prefetches, if it is still shown.
-      for (const ms of [PREFETCH_IDLE_MS, SIDES_IDLE_MS]) setTimeout(() => { if (readySince.seq === tt.viewSeq) requestDraw(); }, ms);
+      // The frame that asks for this view's prefetches, if it is still shown.
+      setTimeout(() => { if (readySince.seq === tt.viewSeq) requestDraw(); }, PREFETCH_IDLE_MS);
     }
   } else {
     setViewState('loading');
