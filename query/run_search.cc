@@ -83,7 +83,7 @@ absl::StatusOr<std::optional<SearchResult>> RunIndexSearch(const Table& t, const
     if (!shard.ok()) return shard.status();
     if (!(*shard)->meta().has_search_index()) return std::nullopt;
     absl::StatusOr<SearchResult> r = Search(**shard, local);
-    if (!r.ok()) return r.status();
+    if (!r.ok()) return run.Named(i, r.status());
     if (!r->indexed) return std::nullopt;
     out.scanned += r->scanned;
     for (WindowItem& m : r->matches) {

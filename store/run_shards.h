@@ -106,8 +106,11 @@ class RunShards {
   uint64_t GlobalId(const RunShardMap& s, uint64_t local) const;
   bool LocalId(uint64_t global, size_t* shard, uint64_t* local) const;
 
- private:
+  // `s` with shard i's host and folder in front, so an error from inside a
+  // shard says which host of the run it came from.
   absl::Status Named(size_t i, const absl::Status& s) const;
+
+ private:
   absl::StatusOr<std::unique_ptr<Table>> Open(size_t i, const Table::Options& options) const;
   // The shard's local id of a global string id (0: it has none). The
   // reverse map is built on first use: only flow lookups need it.
