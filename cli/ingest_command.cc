@@ -203,8 +203,8 @@ int IngestMain(int argc, char** argv) {
       ("output,o", po::value(&output), "the .tracetable directory to create")
       ("memory-budget", po::value(&budget)->default_value("1G"),
        "memory for buffering events before spilling sorted runs to disk (e.g. 256M, 2G)")
-      ("force", "replace OUT if it is a tracetable or a run, or with --shard-of the host's shard "
-                "(anything else is refused)")
+      ("force", "replace OUT if it is a tracetable or a run, or with --shard-of the host's shard, "
+                "even one missing or too damaged to open (anything else is refused)")
       ("strict", "fail on the first bad event or truncated input instead of skipping it "
                  "(by default bad events are skipped, counted and reported at the end)")
       ("threads", po::value(&threads)->default_value(0),
