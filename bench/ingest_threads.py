@@ -14,6 +14,10 @@ thread count, and the 1-minute load average around each round.
       --out bench/results/DATE-HOST-ingest-threads.md TRACE.json [...]
 
 A binary marked ":nothreads" predates --threads and runs once per round.
+With --pin, a run with N threads is confined to cores 0..N-1 (taskset), so the
+curve is over cores, not only over --threads (every ingest also has a reading,
+a building and tile-worker threads, which otherwise spread over all cores);
+give --threads up to the machine's core count to get the whole curve.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -23,7 +27,9 @@ def loadavg():
         return float(f.read().split()[0])
 
 
-def timed(cmd):
+def timed(cmd, cores=None):
+    if cores:
+        cmd = ["taskset", "-c", f"0-{cores - 1}"] + cmd
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -40,6 +46,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scan", required=True, help="tt_json_scan binary")
     ap.add_argument("--budget", default="1G")
+    ap.add_argument("--pin", action="store_true", help="run N threads on cores 0..N-1 only")
     ap.add_argument("--out", required=True, help="markdown report (a .json twin is written too)")
     ap.add_argument("traces", nargs="+")
     args = ap.parse_args()
@@ -68,8 +75,8 @@ def main():
                     for n in ([None] if nothreads else threads):
                         cmd = [path, "ingest", trace, "-o", os.path.join(scratch, "t.tracetable"), "--force", "-q",
                                "--memory-budget", args.budget] + ([] if n is None else ["--threads", str(n)])
-                        r = timed(cmd)
-                        r.update({"bin": label, "threads": n, "rep": rep, "cmd": " ".join(cmd)})
+                        r = timed(cmd, n if args.pin and n else None)
+                        r.update({"bin": label, "threads": n, "rep": rep, "cmd": " ".join(cmd), "pinned": bool(args.pin and n)})
                         t["runs"].append(r)
                         print(f"{os.path.basename(trace)} {label} threads={n}: {r['wall_s']:.2f} s, "
                               f"{size / 1e6 / r['wall_s']:.1f} MB/s, cpu {r['cpu_s']:.2f} s, load {loadavg():.1f}",
@@ -82,7 +89,9 @@ def main():
     with open(re.sub(r"\.md$", "", args.out) + ".json", "w") as f:
         json.dump(doc, f, indent=1)
     L = [f"# Ingest against parse threads", "", f"`{doc['argv']}`", "",
-         f"{doc['started']} – {doc['finished']}, {doc['nproc']} cores, medians of {args.reps}; "
+         f"{doc['started']} – {doc['finished']}, {doc['nproc']} cores"
+         + (", each run of N threads pinned to N cores (taskset)" if args.pin else "")
+         + f", medians of {args.reps}; "
          "MB/s = 10⁶ input bytes / wall; CPU = user + sys.", ""]
     for t in doc["traces"]:
         gb = t["bytes"] / 1e9

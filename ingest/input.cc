@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ingest/chrome_json/parallel_runs.h"
+#include "store/thread_name.h"
 #include "ingest/chrome_json/reader.h"
 #include "ingest/xspace/reader.h"
 #include "store/pipelined_sink.h"
@@ -142,6 +143,7 @@ absl::Status ReadInputs(const std::vector<InputFile>& inputs, TableBuilder* buil
     progress(done, total);
   };
   auto read_loop = [&] {
+    NameThisThread("tt-read");
     for (;;) {
       size_t i = 0;
       {

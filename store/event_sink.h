@@ -41,6 +41,11 @@ class EventSink {
   // Returns the id of `s` in the table's string table (0 for "").
   virtual uint32_t Intern(std::string_view s) = 0;
 
+  // A hint that Intern(s) may come soon: a sink whose lookup misses the
+  // cache may start loading what it will touch. Changes no answer; may be
+  // wrong or ignored.
+  virtual void PrefetchIntern(std::string_view /*s*/) {}
+
   // Converts an absolute time (nanoseconds plus 0..999 picoseconds) to
   // picoseconds relative to the table origin. The first call fixes the origin.
   // Fails when the time is too far (about +-100 days) from the origin to be

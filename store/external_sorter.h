@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "store/thread_name.h"
 
 namespace tracetable {
 namespace sorter_internal {
@@ -137,7 +138,10 @@ size_t SortHalves(std::vector<Record>* v, Less less) {
   }
   const size_t half = v->size() / 2;
   Record* mid = begin + half;
-  std::thread first([&] { SortRange(begin, mid, less); });
+  std::thread first([&] {
+    NameThisThread("tt-sort");
+    SortRange(begin, mid, less);
+  });
   SortRange(mid, end, less);
   first.join();
   return half;

@@ -96,6 +96,7 @@ class ProducerSink : public EventSink {
 
   void BeginInput(std::string_view path, std::string_view host) override;
   uint32_t Intern(std::string_view s) override;
+  void PrefetchIntern(std::string_view s) override;
   absl::StatusOr<int64_t> ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) override;
   uint32_t ThreadTrack(IdToken pid, IdToken tid) override;
   uint32_t CounterTrack(IdToken pid, std::string_view counter, std::string_view series) override;

@@ -30,6 +30,7 @@
 #include "store/meta_check.h"
 #include "store/pread_env.h"
 #include "store/table_format.h"
+#include "store/thread_name.h"
 #include "store/track_pool.h"
 #include "format/tile_codec.h"
 
@@ -748,7 +749,25 @@ absl::Status TableBuilder::WriteTiles() {
   return absl::OkStatus();
 }
 
-absl::Status TableBuilder::WriteTables() {
+absl::Status TableBuilder::WriteSearchIndex(proto::SearchIndexInfo* info) {
+  leveldb::WriteBatch batch;
+  size_t bytes = 0;
+  auto flush = [&] {
+    leveldb::Status s = db_->Write(leveldb::WriteOptions(), &batch);
+    batch.Clear();
+    bytes = 0;
+    return FromLevelDb(s, absl::StrCat("writing ", temp_dir_));
+  };
+  auto put = [&](std::string k, std::string v) -> absl::Status {
+    bytes += k.size() + v.size();
+    batch.Put(k, v);
+    return bytes >= kBatchBytes ? flush() : absl::OkStatus();
+  };
+  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, put, info); !s.ok()) return s;
+  return bytes > 0 ? flush() : absl::OkStatus();
+}
+
+absl::Status TableBuilder::WriteStrings() {
   for (size_t first = 0, chunk = 0; first < strings_.size(); first += kStringsPerChunk, ++chunk) {
     proto::StringChunk c;
     const size_t last = std::min(strings_.size(), first + kStringsPerChunk);
@@ -756,6 +775,10 @@ absl::Status TableBuilder::WriteTables() {
     if (absl::Status s = Put(StringChunkKey(chunk), c.SerializeAsString()); !s.ok()) return s;
     meta_.set_num_string_chunks(chunk + 1);
   }
+  return absl::OkStatus();
+}
+
+absl::Status TableBuilder::WriteTables() {
   const bool several_inputs = meta_.inputs_size() > 1;
   for (proto::Process& p : *resources_.mutable_processes()) {
     int64_t pid = 0;
@@ -827,17 +850,24 @@ absl::Status TableBuilder::Finish() {
   if (absl::Status s = WriteTiles(); !s.ok()) return s;
   main_.reset();
   Progress("writing the search index", 0.0);
+  // The search index (its sort and chunks) is written beside the flow index
+  // and the string table, which would otherwise leave a core idle; the
+  // files are copied in key order later, so the order of writes is moot.
+  proto::SearchIndexInfo search_info;
+  absl::Status search_status;
+  std::thread search([&] {
+    NameThisThread("tt-search");
+    search_status = WriteSearchIndex(&search_info);
+  });
   auto put = [this](std::string k, std::string v) { return Put(std::move(k), std::move(v)); };
-  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, put, meta_.mutable_search_index());
-      !s.ok()) {
-    return s;
-  }
-  search_index_.reset();
-  Progress("writing the flow index", 0.0);
-  if (absl::Status s = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index()); !s.ok()) {
-    return s;
-  }
+  absl::Status st = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index());
   flow_index_.reset();
+  if (st.ok()) st = WriteStrings();
+  search.join();
+  search_index_.reset();
+  if (!st.ok()) return st;
+  if (!search_status.ok()) return search_status;
+  *meta_.mutable_search_index() = search_info;
   Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
   if (absl::Status s = FlushBatch(); !s.ok()) return s;

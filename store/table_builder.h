@@ -175,6 +175,11 @@ class TableBuilder : public EventSink {
   absl::Status WriteThreadTimes();
   absl::Status DeriveMemoryProfile();
   absl::Status WriteTiles();
+  // Runs on a thread of its own beside the flow index and WriteStrings
+  // (Finish): writes through a batch of its own, touches nothing else.
+  absl::Status WriteSearchIndex(proto::SearchIndexInfo* info);
+  absl::Status WriteStrings();
+  // Resources, then the metadata last.
   absl::Status WriteTables();
   absl::Status MergeArgs(uint64_t into, uint64_t from);
   void Progress(std::string_view stage, double fraction);

@@ -14,6 +14,7 @@
 #include "leveldb/db.h"
 #include "leveldb/write_batch.h"
 #include "store/external_sorter.h"
+#include "store/thread_name.h"
 #include "store/track_writer.h"
 
 namespace tracetable {
@@ -102,6 +103,7 @@ class TrackPool::Worker {
 
  private:
   void Run() {
+    NameThisThread("tt-tile");
     while (true) {
       Batch b;
       {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "store/thread_name.h"
 
 namespace tracetable::chrome_json {
 namespace {
@@ -101,6 +102,7 @@ absl::StatusOr<bool> ByteSource::ReadRaw() {
 }
 
 void ByteSource::Inflate() {
+  NameThisThread("tt-inflate");
   while (true) {
     Inflated chunk;
     {

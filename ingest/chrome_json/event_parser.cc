@@ -5,6 +5,10 @@
 #include <optional>
 #include <utility>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "ingest/chrome_json/str.h"
 #include "format/time.h"
 #include "ingest/chrome_json/json_scan.h"
@@ -383,7 +387,67 @@ absl::Status EventParser::ParseObject(od::object& obj, const char* at,
   // Perfetto's reading: an event without a tid is on its process's main
   // thread, whose tid is the pid.
   if (!ev.has_tid) ev.tid = ev.pid;
+  if (batch_mode_) HintNextName(doc);
   return Emit(ev);
+}
+
+namespace {
+
+constexpr char kNameKey[] = "\"name\":\"";
+constexpr size_t kNameKeyLen = sizeof(kNameKey) - 1;
+
+bool IsNameKey(const char* p) {
+  uint64_t a = 0, b = 0;
+  std::memcpy(&a, p, sizeof(a));
+  std::memcpy(&b, kNameKey, sizeof(b));
+  return a == b;
+}
+
+// The first `"name":"` starting in [p, p + n), or null; reads up to 16 bytes
+// past p + n (the batch text is padded far beyond that). Sixteen positions
+// per step: a candidate has 'n' at +1 and 'e' at +4, checked whole after.
+const char* FindNameKey(const char* p, size_t n) {
+#ifdef __SSE2__
+  const __m128i n_char = _mm_set1_epi8('n'), e_char = _mm_set1_epi8('e');
+  for (size_t i = 0; i < n; i += 16) {
+    const __m128i at1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+    const __m128i at4 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 4));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_and_si128(_mm_cmpeq_epi8(at1, n_char), _mm_cmpeq_epi8(at4, e_char))));
+    while (mask != 0) {
+      const size_t k = i + static_cast<size_t>(__builtin_ctz(mask));
+      if (k >= n) return nullptr;
+      if (IsNameKey(p + k)) return p + k;
+      mask &= mask - 1;
+    }
+  }
+  return nullptr;
+#else
+  for (size_t k = 0; k < n; ++k) {
+    if (IsNameKey(p + k)) return p + k;
+  }
+  return nullptr;
+#endif
+}
+
+}  // namespace
+
+void EventParser::HintNextName(od::document& doc) {
+  // Far enough for the usual field orders; a miss only loses the hint.
+  constexpr size_t kWindow = 256;
+  const char* from = nullptr;
+  if (doc.current_location().get(from) || from == nullptr) return;
+  const char* end = text_ + text_len_;
+  if (from + kNameKeyLen >= end) return;
+  const size_t window = std::min<size_t>(static_cast<size_t>(end - from) - kNameKeyLen, kWindow);
+  const char* key = FindNameKey(from, window);
+  if (key == nullptr) return;
+  const std::string_view rest(key + kNameKeyLen, static_cast<size_t>(end - key) - kNameKeyLen);
+  const size_t e = rest.find('"');
+  if (e == std::string_view::npos) return;
+  const std::string_view name = rest.substr(0, e);
+  if (name.find('\\') != std::string_view::npos) return;
+  strings_.Prefetch(name);
 }
 
 absl::Status EventParser::ParseBatch(const char* p, size_t n,

@@ -126,6 +126,10 @@ class EventParser {
 
   // Phase handlers.
   absl::Status Emit(const RawEvent& ev);
+  // In a batch, before emitting an event: finds the next element's "name"
+  // text (raw, unescaped only) and hints it to the sink, so that its lookup
+  // overlaps this event's emission and the next one's parse.
+  void HintNextName(simdjson::ondemand::document& doc);
   // The fields every event on a thread track has (time, track, names, args);
   // instants scoped "g"/"p" (by `flags`) go to their InstantTrack instead.
   absl::StatusOr<Event> ThreadEvent(const RawEvent& ev, EventKind kind, uint32_t flags);

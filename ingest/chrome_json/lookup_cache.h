@@ -40,6 +40,11 @@ class InternCache {
     slot.used = true;
     return slot.id;
   }
+  // Passes the hint on unless `s` would hit here.
+  void Prefetch(std::string_view s) {
+    const Slot& slot = slots_[CheapHash(s) % kSlots];
+    if (!(slot.used && slot.key == s)) sink_->PrefetchIntern(s);
+  }
 
  private:
   static constexpr size_t kSlots = 1024;

@@ -5,6 +5,7 @@
 
 #include "ingest/chrome_json/event_parser.h"
 #include "ingest/chrome_json/input_window.h"
+#include "store/thread_name.h"
 
 namespace tracetable::chrome_json {
 
@@ -87,6 +88,7 @@ absl::Status ParallelRuns::Dispatch(const char* run, size_t len, uint64_t offset
 }
 
 void ParallelRuns::Work(Worker* w) {
+  NameThisThread("tt-parse");
   for (;;) {
     std::shared_ptr<Job> job;
     {
