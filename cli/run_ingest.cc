@@ -152,6 +152,7 @@ absl::StatusOr<ShardResult> BuildShard(const InputFile& input, const std::string
   bo.overwrite = options.force;
   bo.overwrite_unread = options.force && options.listed;
   bo.memory_profile = options.memory_profile;
+  bo.stats_bucket_events = options.stats_bucket_events;
   bo.stop = options.stop;
   bo.origin_ns = origin_ns;
   bo.grid = options.grid;

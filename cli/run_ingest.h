@@ -38,6 +38,9 @@ struct ShardOptions {
   bool strict = false;
   bool memory_profile = true;
   bool force = false;
+  // Range aggregates (BuildOptions::stats_bucket_events; 0: none): a run's
+  // range statistics use each shard's (query/run_range_stats.h).
+  uint64_t stats_bucket_events = 0;
   // With force: the shard's folder is the one the run's manifest names for
   // its host, so it is replaced even when too damaged to read.
   bool listed = false;
