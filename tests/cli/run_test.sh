@@ -303,6 +303,16 @@ cp -r "$sr" "$work/stats_added.tracetable"
 "$tt" ingest "$work/hosts/host0.json" --shard-of "$work/stats_added.tracetable" --host extra --stats-bucket-events 200 \
   -q 2>/dev/null && "$tt" info "$work/stats_added.tracetable/shards/extra.tracetable" | grep -q "stats     aggregates" \
   && ok || fail "--shard-of wrote no aggregates"
+# --regrid without --stats-bucket-events keeps each rebuilt shard's aggregates.
+g=$work/stats_grid.tracetable
+for i in 1 0 3; do
+  "$tt" ingest "$work/hosts/host$i.json" --shard-of "$g" --stats-bucket-events 200 -q 2>/dev/null || fail "--shard-of host$i"
+done
+"$tt" ingest --regrid "$g" 2>"$work/regrid.err" && grep -q "^shard host" "$work/regrid.err" && ok \
+  || fail "regrid rebuilt nothing: $(cat "$work/regrid.err")"
+for i in 0 1 3; do
+  "$tt" info "$g/shards/host$i.tracetable" | grep -q "stats     aggregates" && ok || fail "host$i lost its aggregates in --regrid"
+done
 "$tt" serve "$sr" "$st" --port 0 >"$work/serve2.out" 2>&1 &
 spid=$!
 bg_pids+=("$spid")
