@@ -134,12 +134,19 @@ class RunStatsTest : public ::testing::Test {
           << HostTrace(static_cast<int>(h), seed * 100 + static_cast<uint32_t>(h), hosts[h].first, hosts[h].span,
                        hosts[h].open_begins);
     }
+    std::vector<std::string> files;
+    for (size_t h = 0; h < hosts.size(); ++h) files.push_back(absl::StrCat("host", h, ".json"));
+    BuildBoth(files, bucket_events, plain);
+  }
+  // in/`files` (in name order) as one table and as one shard each (host:
+  // the name up to its first dot); `plain` shards have no aggregates.
+  void BuildBoth(const std::vector<std::string>& files, uint64_t bucket_events, const std::vector<int>& plain = {}) {
     Build({(dir_ / "in").string()}, Single(), bucket_events);
-    for (size_t h = 0; h < hosts.size(); ++h) {
-      const std::string host = absl::StrCat("host", h);
+    for (size_t h = 0; h < files.size(); ++h) {
+      const std::string host = files[h].substr(0, files[h].find('.'));
       const std::string shard = (dir_ / "run" / "shards" / (host + ".tracetable")).string();
       const bool without = std::find(plain.begin(), plain.end(), static_cast<int>(h)) != plain.end();
-      Build({(dir_ / "in" / (host + ".json")).string()}, shard, without ? 0 : bucket_events);
+      Build({(dir_ / "in" / files[h]).string()}, shard, without ? 0 : bucket_events);
       sources_.push_back(RunShardSource{host, shard, ""});
     }
     absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(Single());
@@ -267,6 +274,36 @@ TEST_F(RunStatsTest, ShardWithoutAggregatesIsReadOrTruncated) {
   for (const auto& [t, agg] : capped->tracks) capped_count += agg.count;
   for (const auto& [t, agg] : whole->tracks) whole_count += agg.count;
   EXPECT_LT(capped_count, whole_count);
+}
+
+// Real traces of other projects as the hosts of a run (JSON of Kineto and
+// catapult, an XSpace): whatever they hold (begins left open, counters,
+// async slices, clocks far apart), every range answers as one table.
+TEST_F(RunStatsTest, RealTracesAsHosts) {
+  const fs::path shared(TRACETABLE_SHARED_TRACES);
+  const std::vector<std::vector<std::string>> groups = {
+      {"kineto/sampled_rank-0.json.gz", "kineto/sampled_rank-1.json.gz"},
+      {"catapult/async_begin_end.json", "catapult/flow_simple.json", "catapult/instant_events.json",
+       "catapult/nestable_async.json", "catapult/simple_trace.json", "catapult/instance_counters.json"},
+      {"xspace/gpu_multi_worker_host179.xplane.pb", "kineto/sampled_rank-0.json.gz"},
+  };
+  int n = 0;
+  for (const auto& group : groups) {
+    if (!fs::exists(shared / group[0])) GTEST_SKIP() << "no shared traces at " << shared;
+    TearDown();
+    SetUp();
+    sources_.clear();
+    std::vector<std::string> files;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const std::string name = fs::path(group[i]).filename().string();
+      const std::string f = absl::StrCat("h", i, "-", name.substr(0, name.find('.')), name.substr(name.find('.')));
+      fs::copy_file(shared / group[i], dir_ / "in" / f);
+      files.push_back(f);
+    }
+    SCOPED_TRACE(absl::StrCat("group ", n));
+    BuildBoth(files, 64);
+    CompareRandomRanges(20 + n++, 150, 10'000'000);
+  }
 }
 
 // Search totals over a run come from the shards' aggregates when they all
