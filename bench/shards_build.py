@@ -11,15 +11,23 @@ and start times differ) into DATA/hosts/ once, then per round:
               (the hosts were added while the run's span grew)
   jobs=W      `ingest DATA/hosts -o RUN --jobs W` (shards on W threads of one
               process, then the off-grid shards once more on the run's grid)
+  sequential-pinned, workers-pinned
+              the same with every process held to one core by taskset(1)
+              (worker w on core w, the sequential one on core 0; the final
+              --regrid on as many cores as workers): each ingest's pipeline
+              threads then share its core, as on a machine with one core
+              per worker
 Every ingest parses with --threads 1, so the speed-up is the shards' own.
-Reports medians over --reps rounds: wall, speed-up over sequential, CPU-s
-(user+sys of all processes), the largest peak RSS of one process, and the
-1-minute load average. Data is never written into the repository.
+Reports medians over --reps rounds: wall, speed-up over sequential (and
+pinned over sequential-pinned), CPU-s (user+sys of all processes), per
+`--shard-of` process the median wall, CPU-s and cores used (CPU / wall), the
+--regrid step's wall, the largest peak RSS of one process, and the 1-minute
+load average. Data is never written into the repository.
 
   bench/shards_build.py --hosts 64 --events 1000000 --workers 2 --reps 3 \\
       --data /work/shards-data --out bench/results/DATE-HOST-shards-build.md
 """
-import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
+import argparse, json, os, resource, shutil, statistics, subprocess, sys, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -54,19 +62,34 @@ def shard_cmd(tt, path, run, budget):
     return [tt, "ingest", path, "--shard-of", run, "--threads", "1", "--memory-budget", budget, "-q"]
 
 
-def run_workers(tt, paths, run, workers, budget):
-    """W processes at once, each adding its hosts one after another."""
-    procs = []
-    for w in range(workers):
-        mine = paths[w::workers]
-        loop = "for f in \"$@\"; do %s || exit 1; done" % " ".join(
-            shard_cmd(tt, "\"$f\"", run, budget))
-        procs.append(subprocess.Popen(["bash", "-c", loop, "worker"] + mine,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-    for p in procs:
-        _, err = p.communicate()
-        if p.returncode != 0:
-            sys.exit("worker failed: " + err)
+def pinned(cmd, cores):
+    return ["taskset", "-c", cores] + cmd if cores is not None else cmd
+
+
+def run_child(cmd, procs):
+    """Runs cmd; appends its wall, CPU-s (user+sys, its threads and children) and peak RSS."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("failed: %s: %s" % (" ".join(cmd), err))
+    procs.append({"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_kb": ru.ru_maxrss})
+
+
+def run_workers(tt, paths, run, workers, budget, pin, procs):
+    """W processes at once, each adding its hosts one after another (worker
+    w on core w when pinned)."""
+    def worker(w):
+        for path in paths[w::workers]:
+            run_child(pinned(shard_cmd(tt, path, run, budget), str(w) if pin else None), procs)
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def regrids(tt, run):
@@ -111,16 +134,18 @@ def main():
             run = os.path.join(runs, "%s.tracetable" % mode)
             shutil.rmtree(run, ignore_errors=True)
             regrid = [a.tt, "ingest", "--regrid", run, "--threads", "1", "--memory-budget", a.memory_budget, "-q"]
-            if mode == "sequential":
+            procs, regrid_procs = [], []
+            pin = mode.endswith("-pinned")
+            all_cores = "0-%d" % (a.workers - 1)
+            if mode in ("sequential", "sequential-pinned"):
                 def fn():
                     for p in paths:
-                        subprocess.run(shard_cmd(a.tt, p, run, a.memory_budget), check=True,
-                                       stderr=subprocess.DEVNULL)
-                    subprocess.run(regrid, check=True, stderr=subprocess.DEVNULL)
-            elif mode == "workers":
+                        run_child(pinned(shard_cmd(a.tt, p, run, a.memory_budget), "0" if pin else None), procs)
+                    run_child(pinned(regrid, "0" if pin else None), regrid_procs)
+            elif mode in ("workers", "workers-pinned"):
                 def fn():
-                    run_workers(a.tt, paths, run, a.workers, a.memory_budget)
-                    subprocess.run(regrid + ["--jobs", str(a.workers)], check=True, stderr=subprocess.DEVNULL)
+                    run_workers(a.tt, paths, run, a.workers, a.memory_budget, pin, procs)
+                    run_child(pinned(regrid + ["--jobs", str(a.workers)], all_cores if pin else None), regrid_procs)
             elif mode == "jobs":
                 fn = lambda: subprocess.run([a.tt, "ingest", folder, "-o", run, "--jobs", str(a.workers),
                                              "--threads", str(a.workers), "--memory-budget", a.memory_budget,
@@ -128,6 +153,14 @@ def main():
             else:
                 sys.exit("unknown mode " + mode)
             r = measure(mode, fn)
+            if procs:
+                r["shard_wall_s"] = statistics.median(x["wall_s"] for x in procs)
+                r["shard_cpu_s"] = statistics.median(x["cpu_s"] for x in procs)
+                r["shard_cores"] = statistics.median(x["cpu_s"] / x["wall_s"] for x in procs)
+                r["shards_cpu_s"] = sum(x["cpu_s"] for x in procs)
+            if regrid_procs:
+                r["regrid_wall_s"] = regrid_procs[0]["wall_s"]
+                r["regrid_cpu_s"] = regrid_procs[0]["cpu_s"]
             r["rebuilt_on_grid"] = regrids(a.tt, run)
             v = subprocess.run([a.tt, "info", run, "--json"], check=True, capture_output=True, text=True)
             info = json.loads(v.stdout)
@@ -138,17 +171,27 @@ def main():
             rows.append(r)
     # ru_maxrss of children is the largest of any one child, over the whole script.
     _, peak_rss = children_usage()
-    seq = statistics.median(r["wall_s"] for r in rows if r["mode"] == "sequential") if "sequential" in modes else None
+    def median_wall(mode):
+        walls = [r["wall_s"] for r in rows if r["mode"] == mode]
+        return statistics.median(walls) if walls else None
+
+    def med(rs, key, fmt):
+        vals = [r[key] for r in rs if key in r]
+        return fmt % statistics.median(vals) if vals else "-"
+
     lines = ["", "### Run build: %d hosts x %d events (%s)" % (a.hosts, a.events, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())),
              "", "`%s`" % " ".join(["bench/shards_build.py"] + sys.argv[1:]), "",
-             "| mode | wall s (median of %d) | speed-up | CPU s | load1 |" % a.reps, "|---|---|---|---|---|"]
+             "| mode | wall s (median of %d) | speed-up | CPU s | per --shard-of: wall s, CPU s, cores | --regrid wall s | load1 |" % a.reps,
+             "|---|---|---|---|---|---|---|"]
     for mode in modes:
         rs = [r for r in rows if r["mode"] == mode]
-        wall = statistics.median(r["wall_s"] for r in rs)
-        label = mode if mode == "sequential" else "%s=%d" % (mode, a.workers)
-        lines.append("| %s | %.1f | %s | %.1f | %.1f |" % (
-            label, wall, "%.2fx (%.2f of sequential)" % (seq / wall, wall / seq) if seq else "-",
-            statistics.median(r["cpu_s"] for r in rs), statistics.median(r["load1"] for r in rs)))
+        wall = median_wall(mode)
+        base = median_wall("sequential-pinned" if mode.endswith("-pinned") else "sequential")
+        label = mode if mode.startswith("sequential") else "%s=%d" % (mode, a.workers)
+        lines.append("| %s | %.1f | %s | %.1f | %s, %s, %s | %s | %.1f |" % (
+            label, wall, "%.2fx (%.2f of %s)" % (base / wall, wall / base, "sequential-pinned" if mode.endswith("-pinned") else "sequential") if base else "-",
+            statistics.median(r["cpu_s"] for r in rs), med(rs, "shard_wall_s", "%.2f"), med(rs, "shard_cpu_s", "%.2f"),
+            med(rs, "shard_cores", "%.2f"), med(rs, "regrid_wall_s", "%.1f"), statistics.median(r["load1"] for r in rs)))
     lines.append("")
     lines.append("Largest peak RSS of one process: %.0f MB. Walls: %s" % (
         peak_rss / 1024, "; ".join("%s %s" % (m, ", ".join("%.1f" % r["wall_s"] for r in rows if r["mode"] == m))

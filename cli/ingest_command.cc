@@ -253,6 +253,7 @@ int IngestMain(int argc, char** argv) {
     so.strict = vm.count("strict") > 0;
     so.memory_profile = vm.count("no-memory-profile") == 0;
     so.force = vm.count("force") > 0;
+    so.stats_bucket_events = stats_bucket_events;
     so.stop = &g_stop;
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);

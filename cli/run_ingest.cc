@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -152,6 +153,7 @@ absl::StatusOr<ShardResult> BuildShard(const InputFile& input, const std::string
   bo.overwrite = options.force;
   bo.overwrite_unread = options.force && options.listed;
   bo.memory_profile = options.memory_profile;
+  bo.stats_bucket_events = options.stats_bucket_events;
   bo.stop = options.stop;
   bo.origin_ns = origin_ns;
   bo.grid = options.grid;
@@ -392,6 +394,22 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
   return ReadRunManifest(out);
 }
 
+namespace {
+
+// The --stats-bucket-events that gives about the range-aggregate grid the
+// shard of `s` has now (0: it has none, or does not open): a rebuild on
+// the run's grid keeps its aggregates without being told their size.
+uint64_t KeptBucketEvents(const std::string& run, const RunShardInfo& s) {
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open((fs::path(run) / s.dir).string());
+  if (!t.ok() || !(*t)->meta().has_stats_index()) return 0;
+  const proto::TableMeta& m = (*t)->meta();
+  const double span = static_cast<double>(std::max<int64_t>(m.max_end() - m.min_ts(), 1));
+  const double bucket = std::ldexp(1.0, static_cast<int>(m.stats_index().bucket_log2()));
+  return std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(m.num_events()) * bucket / span));
+}
+
+}  // namespace
+
 absl::StatusOr<int> RegridRun(const std::string& run, int jobs, const ShardOptions& options,
                               const std::function<void(const ShardResult&)>& on_shard) {
   absl::StatusOr<RunManifest> m = ReadRunManifest(run);
@@ -419,11 +437,13 @@ absl::StatusOr<int> RegridRun(const std::string& run, int jobs, const ShardOptio
   auto work = [&] {
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
       const RunShardInfo& s = todo[k];
+      ShardOptions mine = each;
+      if (mine.stats_bucket_events == 0) mine.stats_bucket_events = KeptBucketEvents(run, s);
       absl::StatusOr<std::vector<InputFile>> in = ExpandInputs({s.input_path});
       absl::StatusOr<ShardResult> r =
           !in.ok() ? absl::StatusOr<ShardResult>(in.status())
           : in->size() != 1 ? absl::StatusOr<ShardResult>(absl::FailedPreconditionError("input is not one file"))
-                            : IngestShardOf((*in)[0], run, s.host, std::nullopt, each);
+                            : IngestShardOf((*in)[0], run, s.host, std::nullopt, mine);
       std::lock_guard<std::mutex> lock(mu);
       if (!r.ok()) {
         if (first_error.ok()) first_error = Prefixed(r.status(), absl::StrCat("host ", s.host, " (", s.input_path, "): "));

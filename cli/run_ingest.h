@@ -38,6 +38,9 @@ struct ShardOptions {
   bool strict = false;
   bool memory_profile = true;
   bool force = false;
+  // Range aggregates (BuildOptions::stats_bucket_events; 0: none): a run's
+  // range statistics use each shard's (query/run_range_stats.h).
+  uint64_t stats_bucket_events = 0;
   // With force: the shard's folder is the one the run's manifest names for
   // its host, so it is replaced even when too damaged to read.
   bool listed = false;
@@ -93,7 +96,9 @@ absl::StatusOr<RunManifest> IngestRun(const std::vector<InputFile>& inputs, cons
 // `ingest --regrid RUN`: rebuilds, from their recorded inputs, the shards
 // not on the grid of all the run's shards (after hosts were added with
 // --shard-of, each on the grid the run had then), `jobs` at a time; returns
-// how many. A shard whose input is gone fails naming its host.
+// how many. A shard whose input is gone fails naming its host. Without
+// options.stats_bucket_events a rebuilt shard keeps range aggregates of
+// about the bucket size it had (none if it had none).
 absl::StatusOr<int> RegridRun(const std::string& run, int jobs, const ShardOptions& options,
                               const std::function<void(const ShardResult&)>& on_shard);
 

@@ -7,6 +7,7 @@
 #include "query/estimate.h"
 #include "query/range_stats_exact.h"
 #include "query/range_stats_index.h"
+#include "query/run_range_stats.h"
 #include "query/window.h"
 
 namespace tracetable {
@@ -14,6 +15,12 @@ namespace tracetable {
 absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<uint32_t>& tracks,
                                              int64_t start, int64_t end, uint64_t cap) {
   if (t.meta().has_stats_index()) return RangeStatsFromIndex(t, tracks, start, end);
+  if (t.run() != nullptr) return RunRangeStats(t, tracks, start, end, cap);
+  return RangeStatsFromEvents(t, tracks, start, end, cap);
+}
+
+absl::StatusOr<RangeStats> RangeStatsFromEvents(const Table& t, const std::vector<uint32_t>& tracks,
+                                                int64_t start, int64_t end, uint64_t cap) {
   WindowRequest req;
   req.start = start;
   req.end = end;

@@ -18,6 +18,9 @@
 //    ingest) answers exactly from them and a few event reads, whatever the
 //    range (query/range_stats_index.h): `cap` is not used and the answer is
 //    never truncated;
+//  - a run of shards (store/run_table.h) answers each shard's tracks from
+//    that shard's aggregates when it has them and the rest from their
+//    events, as below (query/run_range_stats.h);
 //  - an older table reads the range's events: at most `cap` of them; past
 //    it (or when the range clearly holds many more) only a first part is
 //    counted, `truncated` is set and `covered_to` says up to where — a
@@ -52,6 +55,11 @@ struct RangeStats {
 
 absl::StatusOr<RangeStats> ComputeRangeStats(const Table& t, const std::vector<uint32_t>& tracks,
                                              int64_t start, int64_t end, uint64_t cap);
+
+// The path over the range's events alone (at most `cap` of them), whatever
+// aggregates `t` has: what a table without them answers.
+absl::StatusOr<RangeStats> RangeStatsFromEvents(const Table& t, const std::vector<uint32_t>& tracks,
+                                                int64_t start, int64_t end, uint64_t cap);
 
 }  // namespace tracetable
 

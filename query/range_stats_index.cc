@@ -18,6 +18,10 @@ namespace {
 
 using Outside = absl::flat_hash_map<uint64_t, int64_t>;  // parent id -> ps its children inside cover buckets take
 
+// From the metadata (which a loaded string table is checked against): a
+// run's shard is opened without its strings (store/run_shards.h).
+size_t NumStrings(const Table& t) { return static_cast<size_t>(t.meta().num_strings()); }
+
 bool IsCounter(const Table& t, uint32_t track) {
   return t.resources().tracks(static_cast<int>(track)).kind() == proto::Track::COUNTER;
 }
@@ -38,7 +42,7 @@ absl::Status ReadAggregates(const Table& t, uint32_t track, const std::vector<Bu
     if (absl::IsNotFound(s)) continue;
     if (!s.ok()) return s;
     StatsBucketData* d = &scratch->data;
-    if (absl::Status e = DecodeStatsBucket(scratch->value, t.num_strings(), &scratch->proto, d); !e.ok()) {
+    if (absl::Status e = DecodeStatsBucket(scratch->value, NumStrings(t), &scratch->proto, d); !e.ok()) {
       return CorruptTable(t.path(), absl::StrCat("track ", track, ": ", e.message()));
     }
     if (counter ? !d->names.empty() : d->samples != 0) {
@@ -160,7 +164,7 @@ absl::StatusOr<RangeStats> RangeStatsFromIndex(const Table& t, const std::vector
   const int threads = static_cast<int>(std::min<size_t>(todo.size(), static_cast<size_t>(QueryThreads())));
   std::vector<Worker> workers;
   workers.reserve(static_cast<size_t>(std::max(threads, 1)));
-  for (int i = 0; i < std::max(threads, 1); ++i) workers.emplace_back(t.num_strings());
+  for (int i = 0; i < std::max(threads, 1); ++i) workers.emplace_back(NumStrings(t));
   std::vector<absl::Status> errors(workers.size());
   std::atomic<size_t> next{0};
   ParallelFor(workers.size(), threads, [&](size_t wi) {

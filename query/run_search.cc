@@ -78,7 +78,13 @@ absl::StatusOr<std::optional<SearchResult>> RunIndexSearch(const Table& t, const
         std::adjacent_find(s.tracks.begin(), s.tracks.end()) != s.tracks.end()) {
       return std::nullopt;
     }
-    if (request.start > s.max_end + s.time_offset) return std::nullopt;
+    // No event of a shard starts after its span or ends before it; but a
+    // begin it kept open ends at the run's end, not its own.
+    if (request.end < s.min_ts + s.time_offset) continue;
+    if (request.start > s.max_end + s.time_offset) {
+      if (s.incomplete) return std::nullopt;
+      continue;
+    }
     absl::StatusOr<std::shared_ptr<const Table>> shard = run.Acquire(i);
     if (!shard.ok()) return shard.status();
     if (!(*shard)->meta().has_search_index()) return std::nullopt;

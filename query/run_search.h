@@ -11,10 +11,14 @@
 // matches of the union of each shard's first `limit` are the run's first
 // `limit`. An indexed search fills its page, so no shard stops early.
 //
+// A shard whose span lies wholly before or after the requested one holds
+// no match and is not asked (nor opened).
+//
 // Not answered here (nullopt: the caller scans the run, which is exact): a
 // shard without a search index, a shard whose track map is out of order, or
-// a span starting after a shard's end (its incomplete events run to the
-// run's end, not its own, so the shard alone cannot say they overlap).
+// a span starting after the end of a shard holding begins kept open (they
+// run to the run's end, not its own, so the shard alone cannot say which
+// overlap).
 #ifndef TRACETABLE_QUERY_RUN_SEARCH_H_
 #define TRACETABLE_QUERY_RUN_SEARCH_H_
 

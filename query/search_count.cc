@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "query/range_stats_index.h"
+#include "query/run_range_stats.h"
 
 namespace tracetable {
 namespace {
@@ -21,7 +22,8 @@ absl::StatusOr<SearchCount> CountFromAggregates(const Table& t, const SearchRequ
     }
   }
   if (tracks.empty()) return out;
-  absl::StatusOr<RangeStats> stats = RangeStatsFromIndex(t, tracks, request.start, request.end);
+  absl::StatusOr<RangeStats> stats = t.run() != nullptr ? RunRangeStats(t, tracks, request.start, request.end, 1)
+                                                        : RangeStatsFromIndex(t, tracks, request.start, request.end);
   if (!stats.ok()) return stats.status();
   for (const auto& [name, agg] : stats->names) {
     if (name < request.names.size() && request.names[name]) out.total += agg.count;
@@ -33,7 +35,12 @@ absl::StatusOr<SearchCount> CountFromAggregates(const Table& t, const SearchRequ
 
 absl::StatusOr<SearchCount> CountMatches(const Table& t, SearchRequest request, std::chrono::milliseconds budget,
                                          uint64_t page) {
-  if (request.use_index && t.meta().has_stats_index()) return CountFromAggregates(t, request);
+  // A run whose shards holding the tracks all have aggregates is answered
+  // from theirs (query/run_range_stats.h).
+  if (request.use_index && (t.meta().has_stats_index() ||
+                            (t.run() != nullptr && RunAnswersFromAggregates(t, request.tracks)))) {
+    return CountFromAggregates(t, request);
+  }
   const auto deadline = std::chrono::steady_clock::now() + budget;
   request.after.reset();
   request.limit = page < 1 ? 1 : page;

@@ -9,7 +9,9 @@
 // more may exist: the caller must show a lower bound ("≥ total"), never a
 // total. A table with range aggregates (TableMeta.stats_index) counts
 // from them, exactly at any count, in about the time of a range statistics
-// query (query/range_stats_index.h), unless `use_index` is off. Otherwise
+// query (query/range_stats_index.h), unless `use_index` is off; so does a
+// run whose shards holding the searched tracks all answer from theirs
+// (query/run_range_stats.h). Otherwise
 // cost is that of reading every match (with the search index: only tiles
 // holding one), bounded by `budget` plus one page.
 #ifndef TRACETABLE_QUERY_SEARCH_COUNT_H_

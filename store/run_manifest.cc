@@ -178,7 +178,7 @@ void RemoveDeadTemps(const std::string& run_path) {
 // manifest update.
 void WriteRunView(const std::string& run_path, const RunManifest& m) {
   absl::StatusOr<RunView> old = ReadRunView(run_path);
-  const RunView* reuse = old.ok() && old->run_id == m.run_id ? &*old : nullptr;
+  RunView* reuse = old.ok() && old->run_id == m.run_id ? &*old : nullptr;
   const std::string bytes = EncodeRunView(MakeRunView(run_path, m, reuse));
   const std::string final_path = (fs::path(run_path) / kRunViewFileName).string();
   // Named RUN.tmp-*: RemoveDeadTemps clears it if this process dies.

@@ -49,6 +49,10 @@ struct RunShardMap {
   uint32_t memory_base = 0, num_memory = 0;  // its memory IDs' global indexes
   int64_t min_ts = 0, max_end = 0;      // the shard's own TableMeta span
   int num_levels = 0;
+  // It has range aggregates (TableMeta.stats_index), and begins without an
+  // end (kept as incomplete: they last to its own end, in the run to the
+  // run's), both from its TableMeta.
+  bool stats_index = false, incomplete = false;
 };
 
 class RunShards {
@@ -67,6 +71,8 @@ class RunShards {
     strings_ = strings;
   }
   const std::vector<RunShardMap>& shards() const { return shards_; }
+  // Where global track `track` lives (track < the run's track count).
+  const TrackHome& home(uint32_t track) const { return homes_[track]; }
   std::vector<RunShardMap>& mutable_shards() { return shards_; }
 
   // The open shard `i` (opening it, possibly closing the least recently

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
@@ -21,6 +22,18 @@
 #include "store/table_format.h"
 
 namespace tracetable {
+namespace {
+
+// The builder counts each begin it keeps without an end under a reason
+// ending so (store/table_builder.cc, flush_unmatched).
+bool HasIncomplete(const proto::TableMeta& meta) {
+  for (const auto& [reason, n] : meta.skipped_counts()) {
+    if (n > 0 && absl::EndsWith(reason, "(kept as incomplete)")) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 // Builds the merged view shard by shard (see run_table.h for the numbering).
 class RunTableMaker {
@@ -126,6 +139,8 @@ class RunTableMaker {
     m.min_ts = meta.min_ts();
     m.max_end = meta.max_end();
     m.num_levels = static_cast<int>(meta.num_levels());
+    m.stats_index = meta.has_stats_index();
+    m.incomplete = HasIncomplete(meta);
   }
 
   void NameHost(size_t i) {

@@ -82,6 +82,11 @@ absl::StatusOr<ViewShard> DecodeShard(std::string_view s, size_t* pos, size_t nu
 
 }  // namespace
 
+RunStrings::RunStrings(std::vector<std::string> prefix) : strings_(std::move(prefix)) {
+  ids_.reserve(strings_.size());
+  for (size_t i = 0; i < strings_.size(); ++i) ids_.emplace(strings_[i], static_cast<uint32_t>(i));
+}
+
 uint32_t RunStrings::Intern(std::string_view s) {
   if (auto it = ids_.find(Av(s)); it != ids_.end()) return it->second;
   const uint32_t id = static_cast<uint32_t>(strings_.size());
@@ -100,6 +105,21 @@ void RunStrings::AddShard(size_t index, const std::vector<std::string>& local, b
   if (index == 0 || !async) return;
   async_map->resize(local.size());
   for (size_t k = 1; k < local.size(); ++k) (*async_map)[k] = Intern(absl::StrCat(local[k], "|input ", index));
+}
+
+void RunStrings::AddMapped(size_t index, const std::vector<std::string>& old, const std::vector<uint32_t>& local,
+                           bool async, std::vector<uint32_t>* seen, std::vector<uint32_t>* map,
+                           std::vector<uint32_t>* async_map) {
+  map->resize(local.size());
+  for (size_t k = 0; k < local.size(); ++k) {
+    uint32_t& id = (*seen)[local[k]];
+    if (id == UINT32_MAX) id = Intern(old[local[k]]);
+    (*map)[k] = id;
+  }
+  async_map->clear();
+  if (index == 0 || !async) return;
+  async_map->resize(local.size());
+  for (size_t k = 1; k < local.size(); ++k) (*async_map)[k] = Intern(absl::StrCat(old[local[k]], "|input ", index));
 }
 
 bool HasAsyncTracks(const proto::ResourceTable& resources) {
@@ -203,28 +223,57 @@ absl::StatusOr<RunView> ReadRunView(const std::string& run_path) {
   return v;
 }
 
-RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, const RunView* old) {
+namespace {
+
+// How many leading shards of `manifest` are old's first ones, in order.
+size_t SamePrefix(const RunManifest& manifest, const RunView& old) {
+  size_t k = 0;
+  while (k < manifest.shards.size() && k < old.shards.size() && old.shards[k].identity == manifest.shards[k].table_id) {
+    ++k;
+  }
+  return k;
+}
+
+// The strings the first `k` entries of `old` use: interning is in shard
+// order, so they are the table's first 1 + (largest id they map to).
+std::vector<std::string> UsedPrefix(const RunView& old, size_t k) {
+  uint32_t top = 0;
+  for (size_t i = 0; i < k; ++i) {
+    for (const std::vector<uint32_t>* m : {&old.shards[i].strings, &old.shards[i].async_strings}) {
+      for (uint32_t id : *m) top = std::max(top, id);
+    }
+  }
+  return std::vector<std::string>(old.strings.begin(), old.strings.begin() + top + 1);
+}
+
+}  // namespace
+
+RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, RunView* old) {
   RunView v;
   v.run_id = manifest.run_id;
   v.generation = manifest.generation;
-  RunStrings strings;
-  for (size_t i = 0; i < manifest.shards.size(); ++i) {
+  const size_t kept = old ? SamePrefix(manifest, *old) : 0;
+  RunStrings strings = kept > 0 ? RunStrings(UsedPrefix(*old, kept)) : RunStrings();
+  for (size_t i = 0; i < kept; ++i) v.shards.push_back(std::move(old->shards[i]));
+  std::vector<uint32_t> seen(old ? old->strings.size() : 0, UINT32_MAX);
+  for (size_t i = kept; i < manifest.shards.size(); ++i) {
     const RunShardInfo& s = manifest.shards[i];
-    ViewShard h;
-    std::vector<std::string> local;
-    if (const ViewShard* o = old ? old->Find(s.table_id) : nullptr) {
-      h.identity = o->identity;
-      h.meta = o->meta;
-      h.resources = o->resources;
-      local = old->LocalStrings(*o);
-    } else {
-      absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(absl::StrCat(run_path, "/", s.dir));
-      if (!t.ok() || (*t)->identity() != s.table_id) continue;
-      h.identity = (*t)->identity();
-      h.meta = (*t)->meta();
-      h.resources = (*t)->resources();
-      for (size_t k = 0; k < (*t)->num_strings(); ++k) local.emplace_back((*t)->String(static_cast<uint32_t>(k)));
+    const ViewShard* o = old ? old->Find(s.table_id) : nullptr;
+    if (o != nullptr && !o->identity.empty()) {
+      ViewShard h = std::move(old->shards[static_cast<size_t>(o - old->shards.data())]);
+      const std::vector<uint32_t> local = std::move(h.strings);
+      strings.AddMapped(i, old->strings, local, HasAsyncTracks(h.resources), &seen, &h.strings, &h.async_strings);
+      v.shards.push_back(std::move(h));
+      continue;
     }
+    absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(absl::StrCat(run_path, "/", s.dir));
+    if (!t.ok() || (*t)->identity() != s.table_id) continue;
+    ViewShard h;
+    h.identity = (*t)->identity();
+    h.meta = (*t)->meta();
+    h.resources = (*t)->resources();
+    std::vector<std::string> local;
+    for (size_t k = 0; k < (*t)->num_strings(); ++k) local.emplace_back((*t)->String(static_cast<uint32_t>(k)));
     strings.AddShard(i, local, HasAsyncTracks(h.resources), &h.strings, &h.async_strings);
     v.shards.push_back(std::move(h));
   }

@@ -47,8 +47,16 @@ inline constexpr uint32_t kRunViewFormatVersion = 1;
 class RunStrings {
  public:
   RunStrings() { Intern(""); }
+  // Continues a table whose first strings are `prefix` (prefix[0] = "").
+  explicit RunStrings(std::vector<std::string> prefix);
   void AddShard(size_t index, const std::vector<std::string>& local, bool async, std::vector<uint32_t>* map,
                 std::vector<uint32_t>* async_map);
+  // AddShard of the shard whose strings are `old`'s at `local` (its map in
+  // another table `old`): the same ids, but each string of `old` is looked up
+  // once, through `seen` (old id -> id here, UINT32_MAX: not yet; sized to
+  // old), not once per shard using it.
+  void AddMapped(size_t index, const std::vector<std::string>& old, const std::vector<uint32_t>& local, bool async,
+                 std::vector<uint32_t>* seen, std::vector<uint32_t>* map, std::vector<uint32_t>* async_map);
   std::vector<std::string> Take() { return std::move(strings_); }
 
  private:
@@ -93,10 +101,17 @@ absl::StatusOr<RunView> DecodeRunView(std::string_view bytes);
 absl::StatusOr<RunView> ReadRunView(const std::string& run_path);
 
 // The view of `manifest`: its shards in manifest order, taken from `old`
-// (may be null) by identity or read by opening the shard. A shard that does
-// not open, or whose identity is not its entry's, is left out (the view then
-// does not match the manifest, and readers open what it lacks).
-RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, const RunView* old);
+// (may be null; its entries are moved out) by identity or read by opening
+// the shard. A shard that does not open, or whose identity is not its
+// entry's, is left out (the view then does not match the manifest, and
+// readers open what it lacks).
+//
+// The run's strings are interned shard by shard, so the entries of the
+// longest run of leading shards whose identities are old's, in old's order,
+// are old's as they are (maps included) and the string table starts with
+// the strings they use: only the shards after them are interned again. So
+// appending a host costs one shard's strings, not the run's.
+RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, RunView* old);
 
 }  // namespace tracetable
 

@@ -7,7 +7,8 @@
 # or unreadable shard; concurrent writers lose nothing;
 # the run's view (RUN.view) is written with the manifest, and a missing,
 # damaged or stale one changes no answer; serve reopens a run whose
-# manifest changed (a host added while serving).
+# manifest changed (a host added while serving); range statistics over a run
+# whose shards have range aggregates equal one table's.
 set -u
 tt=$1 gen=$2 shared=$3
 source "$(dirname "$0")/test_lib.sh"
@@ -289,6 +290,58 @@ after=$(table)
 grep -q " late" <<<"$after" && [ "${after%% *}" -gt "${before%% *}" ] && ok || fail "the server did not reopen the run: $after"
 code=$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$port/api/tables/served/window?resolution_us=50&host=late")
 [ "$code" = 200 ] && ok || fail "window of the added host: $code"
+kill "$spid"
+
+# 12. Range statistics over a run made with --stats-bucket-events: each
+# shard's aggregates answer (no truncation at the event cap, few events read)
+# and every answer but the count of events read equals one table's.
+sr=$work/stats_run.tracetable st=$work/stats_single.tracetable
+"$tt" ingest "$work/hosts" -o "$sr" --jobs 2 --stats-bucket-events 200 -q 2>/dev/null && ok || fail "ingest a run with aggregates"
+"$tt" ingest "$work/hosts" -o "$st" --single-table --stats-bucket-events 200 -q 2>/dev/null && ok || fail "single table with aggregates"
+"$tt" info "$sr/shards/host2.tracetable" | grep -q "stats     aggregates" && ok || fail "a shard has no aggregates"
+cp -r "$sr" "$work/stats_added.tracetable"
+"$tt" ingest "$work/hosts/host0.json" --shard-of "$work/stats_added.tracetable" --host extra --stats-bucket-events 200 \
+  -q 2>/dev/null && "$tt" info "$work/stats_added.tracetable/shards/extra.tracetable" | grep -q "stats     aggregates" \
+  && ok || fail "--shard-of wrote no aggregates"
+# --regrid without --stats-bucket-events keeps each rebuilt shard's aggregates.
+g=$work/stats_grid.tracetable
+for i in 1 0 3; do
+  "$tt" ingest "$work/hosts/host$i.json" --shard-of "$g" --stats-bucket-events 200 -q 2>/dev/null || fail "--shard-of host$i"
+done
+"$tt" ingest --regrid "$g" 2>"$work/regrid.err" && grep -q "^shard host" "$work/regrid.err" && ok \
+  || fail "regrid rebuilt nothing: $(cat "$work/regrid.err")"
+for i in 0 1 3; do
+  "$tt" info "$g/shards/host$i.tracetable" | grep -q "stats     aggregates" && ok || fail "host$i lost its aggregates in --regrid"
+done
+"$tt" serve "$sr" "$st" --port 0 >"$work/serve2.out" 2>&1 &
+spid=$!
+bg_pids+=("$spid")
+for _ in $(seq 200); do grep -q "^serving" "$work/serve2.out" && break; sleep 0.05; done
+port=$(sed -n 's|^serving.*:\([0-9]*\)/.*|\1|p' "$work/serve2.out")
+stats_diff=$(python3 - "http://127.0.0.1:$port/api/tables" <<'PY'
+import json, random, sys, urllib.request
+base = sys.argv[1]
+def get(t, q):
+    d = json.load(urllib.request.urlopen(f"{base}/{t}/stats?{q}"))
+    return d
+run = json.load(urllib.request.urlopen(f"{base}/stats_run"))
+lo, hi = run["start_us"], run["end_us"]
+rng = random.Random(7)
+bad = []
+for k in range(40):
+    a = lo + rng.random() * (hi - lo)
+    b = a + rng.random() * (hi - a) / (1 + rng.randrange(1000))
+    if k == 0: a, b = lo, hi
+    q = f"start_us={a:.3f}&end_us={b:.3f}&top=1000" + ("&host=host1" if k % 5 == 1 else "")
+    r, s = get("stats_run", q), get("stats_single", q)
+    if r["truncated"] or s["truncated"]: bad.append(f"truncated {q}")
+    if k == 0 and r["events"] * 4 > sum(n["count"] for n in s["names"]): bad.append(f"read {r['events']} events one by one")
+    for d in (r, s): d.pop("events")
+    if r != s: bad.append(f"differ at {q}")
+print("; ".join(bad[:3]) or "same")
+PY
+)
+[ "$stats_diff" = same ] && ok || fail "run stats vs single table: $stats_diff"
 kill "$spid"
 
 finish

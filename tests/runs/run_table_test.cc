@@ -271,10 +271,21 @@ void ExpectSameTile(serve::Reply one, serve::Reply run, const std::string& what)
 // inside one shard's matches and between shards', over spans and hosts: the
 // same pages as one table's. A run whose shards all have a search index
 // answers from them (query/run_search.h) when one table answers from its own.
+// Whether a shard of `run` holds begins kept open and ends before the run:
+// a search starting after its end scans the run (query/run_search.h).
+bool OpenBeginsEndEarly(const Table& run) {
+  for (const RunShardMap& s : run.run()->shards()) {
+    if (s.incomplete && s.max_end + s.time_offset < run.meta().max_end()) return true;
+  }
+  return false;
+}
+
 void ExpectSameSearchPages(const Table& one, const Table& run) {
+  const bool may_scan_ranges = OpenBeginsEndEarly(run);
   for (const char* q : {"op", "be", "mark", "zzz"}) {
     for (const char* limit : {"1", "3", "17"}) {
-      for (Params p : {P({}), P({{"start_us", "10000"}, {"end_us", "40000"}}), P({{"host", "host01"}}),
+      for (Params p : {P({}), P({{"start_us", "10000"}, {"end_us", "40000"}}),
+                       P({{"start_us", "60000"}, {"end_us", "300000"}}), P({{"host", "host01"}}),
                        P({{"host", "host00"}, {"host", "host02"}})}) {
         p.emplace("q", q);
         p.emplace("limit", limit);
@@ -284,7 +295,7 @@ void ExpectSameSearchPages(const Table& one, const Table& run) {
           serve::Reply a = serve::SearchReply(one, p), b = serve::SearchReply(run, p);
           serve::Drain(&a);
           serve::Drain(&b);
-          if (absl::StrContains(a.body, "\"indexed\":true") && !p.count("start_us")) {
+          if (absl::StrContains(a.body, "\"indexed\":true") && !(p.count("start_us") && may_scan_ranges)) {
             EXPECT_TRUE(absl::StrContains(b.body, "\"indexed\":true")) << name << ": the run scanned";
           }
           const std::string want = Body(std::move(a));
