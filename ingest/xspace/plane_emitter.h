@@ -1,4 +1,4 @@
-// Turns one decoded XPlane into EventSink calls: the plane is a process,
+// Turns one decoded XPlane (wire_reader.h) into EventSink calls: the plane is a process,
 // its lines are threads (or counter series for the "_counters_" line), its
 // events are slices with flow events for "flow" stats. See reader.h for the
 // mapping rules; this file implements them.
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "ingest/xspace/wire_reader.h"
 #include "ingest/xspace/xplane.pb.h"
 #include "store/event_sink.h"
 
@@ -34,7 +36,8 @@ int64_t PlaneSortIndex(std::string_view name, size_t index);
 // are keyed by the plane's metadata ids.
 class PlaneEmitter {
  public:
-  PlaneEmitter(EventSink* sink, const xspace::XPlane& plane, std::string pid)
+  PlaneEmitter(EventSink* sink, const xspace_wire::PlaneView& plane,
+               std::string pid)
       : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {}
 
   // `line_done(events_done, events_total)` runs after each line, so callers
@@ -66,21 +69,28 @@ class PlaneEmitter {
   IdToken Pid() const { return IdToken{pid_text_, true}; }
   const MetaInfo& Meta(int64_t id);
   const StatInfo& Stat(int64_t id);
-  absl::Status EmitThreadLine(const xspace::XLine& line, int64_t order);
-  absl::Status EmitCounterLine(const xspace::XLine& line);
-  absl::Status EmitSlice(const xspace::XLine& line, const xspace::XEvent& event,
+  using LineView = xspace_wire::LineView;
+  using EventView = xspace_wire::EventView;
+  using StatView = xspace_wire::StatView;
+  using Stats = std::span<const StatView>;
+
+  const xspace::XPlane& plane_meta() const { return plane_.meta; }
+  absl::Status EmitThreadLine(const LineView& line, int64_t order);
+  absl::Status EmitCounterLine(const LineView& line);
+  absl::Status EmitSlice(const LineView& line, const EventView& event,
                          uint32_t track, uint32_t cat);
   absl::Status EmitFlow(const Event& slice, uint64_t flow);
-  void BuildArgs(const MetaInfo& meta, const xspace::XEvent& event);
-  void AppendValue(const xspace::XStat& stat);
-  absl::Status EmitFlows(const Event& slice, const xspace::XEvent& event);
-  std::optional<int64_t> StartPs(const xspace::XLine& line, const xspace::XEvent& event);
-  const xspace::XStat* FindCounterValue(const MetaInfo& meta, const xspace::XEvent& event,
-                                double* value) const;
+  void BuildArgs(const MetaInfo& meta, Stats stats);
+  void AppendValue(const StatView& stat);
+  absl::Status EmitFlows(const Event& slice, Stats stats);
+  std::optional<int64_t> StartPs(const LineView& line, const EventView& event);
+  // The metadata id of the stat holding the counter value, if any.
+  std::optional<int64_t> FindCounterValue(const MetaInfo& meta, Stats stats,
+                                          double* value) const;
   void ReportNotes();
 
   EventSink* sink_;
-  const xspace::XPlane& plane_;
+  const xspace_wire::PlaneView& plane_;
   std::string pid_text_;
   absl::flat_hash_map<int64_t, MetaInfo> meta_cache_;
   absl::flat_hash_map<int64_t, StatInfo> stat_cache_;

@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "format/json_text.h"
-
+#include "ingest/xspace/wire_reader.h"
 #include "ingest/xspace/xplane.pb.h"
 
 namespace tracetable::xspace_json {
@@ -29,23 +29,22 @@ inline constexpr size_t kMaxBase64Bytes = 4096;
 
 using StatMetadataMap =
     google::protobuf::Map<int64_t, tracetable::xspace::XStatMetadata>;
-
-
+using xspace_wire::StatView;
 
 // Appends `v` as a JSON number (or a string for NaN / infinities).
 void AppendDouble(std::string* out, double v);
 
 // Appends the value of `stat` as JSON (null when the oneof is unset).
-void AppendStatValue(std::string* out, const tracetable::xspace::XStat& stat,
+void AppendStatValue(std::string* out, const StatView& stat,
                      const StatMetadataMap& stat_metadata);
 
 // The value of `stat` as plain text (no quotes): strings and refs as is,
 // numbers in decimal. Used where a stat names something (step_name).
-std::string StatText(const tracetable::xspace::XStat& stat,
+std::string StatText(const StatView& stat,
                      const StatMetadataMap& stat_metadata);
 
 // The numeric value of `stat` if it has one (double / uint64 / int64).
-bool StatNumber(const tracetable::xspace::XStat& stat, double* value);
+bool StatNumber(const StatView& stat, double* value);
 
 }  // namespace tracetable::xspace_json
 
