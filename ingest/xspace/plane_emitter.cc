@@ -13,9 +13,7 @@ constexpr std::string_view kCountersLine = "_counters_";
 
 }  // namespace
 
-using xspace::XStat;
 using xspace_wire::EventView;
-using xspace_wire::ViewOf;
 
 std::vector<std::string> PlanePids(const std::vector<int64_t>& plane_ids) {
   absl::flat_hash_set<int64_t> seen;
@@ -48,14 +46,14 @@ int64_t PlaneSortIndex(std::string_view name, size_t index) {
 const PlaneEmitter::StatInfo& PlaneEmitter::Stat(int64_t id) {
   auto [it, inserted] = stat_cache_.try_emplace(id);
   if (inserted) {
-    auto md = plane_meta().stat_metadata().find(id);
+    auto md = plane_.stat_metadata.find(id);
     // A stat with no metadata keeps its id visible instead of being dropped.
-    it->second.name = md != plane_meta().stat_metadata().end()
-                          ? md->second.name()
+    it->second.name = md != plane_.stat_metadata.end()
+                          ? std::string(md->second.name)
                           : absl::StrCat("stat#", id);
-    if (md != plane_meta().stat_metadata().end()) {
-      it->second.step_name = md->second.name() == "step_name";
-      it->second.flow = md->second.name() == "flow";
+    if (md != plane_.stat_metadata.end()) {
+      it->second.step_name = md->second.name == "step_name";
+      it->second.flow = md->second.name == "flow";
     }
     AppendJsonString(&it->second.json_key, it->second.name);
     it->second.json_key.push_back(':');
@@ -67,26 +65,25 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
   auto [it, inserted] = meta_cache_.try_emplace(id);
   if (!inserted) return it->second;
   MetaInfo& info = it->second;
-  auto md = plane_meta().event_metadata().find(id);
-  if (md == plane_meta().event_metadata().end()) {
+  auto md = plane_.event_metadata.find(id);
+  if (md == plane_.event_metadata.end()) {
     info.name = absl::StrCat("<event metadata ", id, ">");
   } else {
     info.md = &md->second;
-    if (!info.md->display_name().empty()) {
-      info.name = info.md->display_name();
+    if (!info.md->display_name.empty()) {
+      info.name = info.md->display_name;
       info.long_name_member = "\"long_name\":";
-      AppendJsonString(&info.long_name_member, info.md->name());
+      AppendJsonString(&info.long_name_member, info.md->name);
     } else {
-      info.name = info.md->name();
+      info.name = info.md->name;
     }
-    for (const XStat& md_stat : info.md->stats()) {
-      const StatView stat = ViewOf(md_stat);
+    for (const StatView& stat : plane_.StatsOf(*info.md)) {
       const StatInfo& key = Stat(stat.metadata_id);
       if (key.step_name) {
-        info.name = xspace_json::StatText(stat, plane_meta().stat_metadata());
+        info.name = xspace_json::StatText(stat, plane_.stat_metadata);
       }
       std::string member = key.json_key;
-      xspace_json::AppendStatValue(&member, stat, plane_meta().stat_metadata());
+      xspace_json::AppendStatValue(&member, stat, plane_.stat_metadata);
       info.stat_members.emplace_back(stat.metadata_id, std::move(member));
     }
   }
@@ -97,7 +94,7 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
 absl::Status PlaneEmitter::Emit(
     int64_t sort_index,
     const std::function<void(uint64_t, uint64_t)>& line_done) {
-  sink_->SetProcessName(Pid(), plane_meta().name());
+  sink_->SetProcessName(Pid(), plane_.name);
   sink_->SetProcessSortIndex(Pid(), sort_index);
   const uint64_t total = plane_.events.size();
   uint64_t done = 0;
@@ -115,19 +112,20 @@ absl::Status PlaneEmitter::Emit(
 }
 
 std::string PlaneEmitter::PlaneStatsJson() {
-  if (plane_meta().stats().empty()) return "";
+  if (plane_.plane_stats.empty()) return "";
   std::string out = "{";
-  for (const XStat& stat : plane_meta().stats()) {
+  for (const StatView& stat : plane_.plane_stats) {
     if (out.size() > 1) out.push_back(',');
-    out.append(Stat(stat.metadata_id()).json_key);
-    xspace_json::AppendStatValue(&out, ViewOf(stat), plane_meta().stat_metadata());
+    out.append(Stat(stat.metadata_id).json_key);
+    xspace_json::AppendStatValue(&out, stat, plane_.stat_metadata);
   }
   out.push_back('}');
   return out;
 }
 
 void PlaneEmitter::ReportNotes() {
-  const std::string where = absl::StrCat("xspace plane '", plane_meta().name(), "'");
+  const std::string where =
+      absl::StrCat("xspace plane '", Av(plane_.name), "'");
   if (missing_metadata_ > 0) {
     sink_->Warn(absl::StrCat(where, ": ", missing_metadata_,
                              " events refer to missing event metadata"));
@@ -204,10 +202,10 @@ void PlaneEmitter::BuildArgs(const MetaInfo& meta, Stats stats) {
     separate();
     args_.append(member);
   }
-  for (const StatView& stat : stats) {
+  for (size_t i = 0; i < stats.size(); ++i) {
     separate();
-    args_.append(Stat(stat.metadata_id).json_key);
-    AppendValue(stat);
+    args_.append(event_keys_[i]->json_key);
+    AppendValue(stats[i]);
   }
   if (args_.size() == 1) {
     args_.clear();
@@ -218,12 +216,12 @@ void PlaneEmitter::BuildArgs(const MetaInfo& meta, Stats stats) {
 
 void PlaneEmitter::AppendValue(const StatView& stat) {
   if (stat.kind != xspace_wire::StatKind::kRef) {
-    xspace_json::AppendStatValue(&args_, stat, plane_meta().stat_metadata());
+    xspace_json::AppendStatValue(&args_, stat, plane_.stat_metadata);
     return;
   }
   auto [it, inserted] = ref_json_cache_.try_emplace(stat.uint64_value());
   if (inserted) {
-    xspace_json::AppendStatValue(&it->second, stat, plane_meta().stat_metadata());
+    xspace_json::AppendStatValue(&it->second, stat, plane_.stat_metadata);
   }
   args_.append(it->second);
 }
@@ -253,11 +251,14 @@ absl::Status PlaneEmitter::EmitSlice(const LineView& line,
   slice.name = meta.name_id;
   slice.cat = cat;
   bool has_flow = false;
+  // One lookup per stat; BuildArgs and EmitFlows use event_keys_.
+  event_keys_.clear();
   for (const StatView& stat : stats) {
     const StatInfo& key = Stat(stat.metadata_id);
+    event_keys_.push_back(&key);
     if (key.step_name) {
       slice.name =
-          sink_->Intern(xspace_json::StatText(stat, plane_meta().stat_metadata()));
+          sink_->Intern(xspace_json::StatText(stat, plane_.stat_metadata));
     }
     has_flow |= key.flow;
   }
@@ -269,8 +270,9 @@ absl::Status PlaneEmitter::EmitSlice(const LineView& line,
 }
 
 absl::Status PlaneEmitter::EmitFlows(const Event& slice, Stats stats) {
-  for (const StatView& stat : stats) {
-    if (!Stat(stat.metadata_id).flow) continue;
+  for (size_t i = 0; i < stats.size(); ++i) {
+    if (!event_keys_[i]->flow) continue;
+    const StatView& stat = stats[i];
     if (stat.kind == xspace_wire::StatKind::kUint64) {
       if (absl::Status s = EmitFlow(slice, stat.uint64_value()); !s.ok()) {
         return s;
@@ -326,8 +328,8 @@ std::optional<int64_t> PlaneEmitter::FindCounterValue(const MetaInfo& meta,
     if (xspace_json::StatNumber(stat, value)) return stat.metadata_id;
   }
   if (meta.md != nullptr) {
-    for (const XStat& stat : meta.md->stats()) {
-      if (xspace_json::StatNumber(ViewOf(stat), value)) return stat.metadata_id();
+    for (const StatView& stat : plane_.StatsOf(*meta.md)) {
+      if (xspace_json::StatNumber(stat, value)) return stat.metadata_id;
     }
   }
   return std::nullopt;

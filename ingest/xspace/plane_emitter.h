@@ -16,9 +16,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "ingest/xspace/wire_reader.h"
-#include "ingest/xspace/xplane.pb.h"
 #include "store/event_sink.h"
 
 namespace tracetable::xspace_internal {
@@ -56,7 +56,7 @@ class PlaneEmitter {
     std::string long_name_member;  // "long_name":"..." when display_name won
     // (stat metadata id, "key":value) for the metadata's stats.
     std::vector<std::pair<int64_t, std::string>> stat_members;
-    const xspace::XEventMetadata* md = nullptr;
+    const xspace_wire::EventMetadataView* md = nullptr;
   };
   // One lookup per stat of an event tells all the emitter needs of its key.
   struct StatInfo {
@@ -74,12 +74,12 @@ class PlaneEmitter {
   using StatView = xspace_wire::StatView;
   using Stats = std::span<const StatView>;
 
-  const xspace::XPlane& plane_meta() const { return plane_.meta; }
   absl::Status EmitThreadLine(const LineView& line, int64_t order);
   absl::Status EmitCounterLine(const LineView& line);
   absl::Status EmitSlice(const LineView& line, const EventView& event,
                          uint32_t track, uint32_t cat);
   absl::Status EmitFlow(const Event& slice, uint64_t flow);
+  // BuildArgs and EmitFlows read event_keys_, which EmitSlice fills.
   void BuildArgs(const MetaInfo& meta, Stats stats);
   void AppendValue(const StatView& stat);
   absl::Status EmitFlows(const Event& slice, Stats stats);
@@ -93,7 +93,10 @@ class PlaneEmitter {
   const xspace_wire::PlaneView& plane_;
   std::string pid_text_;
   absl::flat_hash_map<int64_t, MetaInfo> meta_cache_;
-  absl::flat_hash_map<int64_t, StatInfo> stat_cache_;
+  // Nodes: the StatInfo pointers of one event's stats (event_keys_) stay
+  // valid while more stats are added.
+  absl::node_hash_map<int64_t, StatInfo> stat_cache_;
+  std::vector<const StatInfo*> event_keys_;  // of the current event's stats
   absl::flat_hash_map<uint64_t, uint32_t> flow_cat_cache_;
   absl::flat_hash_set<int64_t> named_tids_;
   // JSON text of ref values by referenced id: refs repeat across events.

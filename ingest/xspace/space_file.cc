@@ -15,6 +15,7 @@
 #include "google/protobuf/wire_format_lite.h"
 #include "ingest/xspace/stat_json.h"
 #include "ingest/xspace/wire_check.h"
+#include "ingest/xspace/xplane.pb.h"
 
 namespace tracetable::xspace_internal {
 namespace {
@@ -236,14 +237,14 @@ absl::StatusOr<SpaceIndex> ScanSpace(int fd, uint64_t file_size,
 
 absl::Status PlaneDecoder::Decode(const PlaneRef& ref, size_t plane_index,
                                   xspace_wire::PlaneView* plane) {
-  if (!ReadBytesAt(fd_, ref.offset, ref.length, &bytes_)) {
+  if (!ReadBytesAt(fd_, ref.offset, ref.length, bytes_)) {
     return absl::DataLossError(absl::StrCat(
         path_, ": read error in XPlane #", plane_index, " at byte offset ",
         ref.offset, ": ",
         errno != 0 ? std::strerror(errno) : "file shrank since it was scanned"));
   }
-  if (!xspace_wire::DecodePlane(bytes_, plane)) {
-    return PlaneDecodeError(bytes_, ref, plane_index, path_);
+  if (!xspace_wire::DecodePlane(*bytes_, plane)) {
+    return PlaneDecodeError(*bytes_, ref, plane_index, path_);
   }
   return absl::OkStatus();
 }

@@ -54,18 +54,19 @@ absl::StatusOr<SpaceIndex> ScanSpace(int fd, uint64_t file_size,
                                      const std::string& path);
 
 // Pass 2: decodes planes of a scan. `fd` must stay open while the decoder
-// is used; `plane`'s views point into the decoder and hold until the next
-// Decode.
+// is used; the plane's bytes go to `*bytes`, which `plane`'s views point
+// into until the next Decode.
 class PlaneDecoder {
  public:
-  PlaneDecoder(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  PlaneDecoder(int fd, std::string path, std::string* bytes)
+      : fd_(fd), path_(std::move(path)), bytes_(bytes) {}
   absl::Status Decode(const PlaneRef& ref, size_t plane_index,
                       xspace_wire::PlaneView* plane);
 
  private:
   int fd_;
   std::string path_;
-  std::string bytes_;  // the current plane
+  std::string* bytes_;
 };
 
 }  // namespace tracetable::xspace_internal

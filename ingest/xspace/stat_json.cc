@@ -83,7 +83,7 @@ std::string StatText(const StatView& stat, const StatMetadataMap& stat_metadata)
     case StatKind::kRef: {
       // ref ids are uint64 on the wire but map keys are int64.
       auto it = stat_metadata.find(static_cast<int64_t>(stat.uint64_value()));
-      if (it != stat_metadata.end()) return it->second.name();
+      if (it != stat_metadata.end()) return std::string(it->second.name);
       return absl::StrCat("<ref ", stat.uint64_value(), ">");
     }
     case StatKind::kNone:

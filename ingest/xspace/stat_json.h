@@ -21,14 +21,12 @@
 
 #include "format/json_text.h"
 #include "ingest/xspace/wire_reader.h"
-#include "ingest/xspace/xplane.pb.h"
 
 namespace tracetable::xspace_json {
 
 inline constexpr size_t kMaxBase64Bytes = 4096;
 
-using StatMetadataMap =
-    google::protobuf::Map<int64_t, tracetable::xspace::XStatMetadata>;
+using xspace_wire::StatMetadataMap;
 using xspace_wire::StatView;
 
 // Appends `v` as a JSON number (or a string for NaN / infinities).

@@ -11,8 +11,6 @@
 namespace tracetable::xspace_wire {
 namespace {
 
-using tracetable::xspace::XStat;
-
 constexpr int kRecursionBudget = 100;  // CodedInputStream's default
 constexpr int kSlopBytes = 16;         // ParseContext refuses sizes near INT_MAX
 
@@ -135,33 +133,141 @@ class PlaneParser {
   explicit PlaneParser(PlaneView* out) : out_(out) {}
 
   bool Plane(std::string_view bytes) {
+    out_->id = 0;
+    out_->name = {};
     out_->lines.clear();
     out_->events.clear();
     out_->stats.clear();
-    out_->meta_bytes.clear();
+    out_->plane_stats.clear();
+    out_->event_metadata.clear();
+    out_->stat_metadata.clear();
+    constexpr int kNested = kRecursionBudget - 1;
     Cursor c(bytes);
     while (!c.AtEnd()) {
-      const char* field_start = c.pos();
       uint32_t tag;
+      uint64_t v = 0;
+      std::string_view b;
       if (!c.ReadTag(&tag)) return false;
       // The stream-level parse accepts an end only where the plane ends.
-      if (EndsMessage(tag)) return c.AtEnd() && Meta();
-      if (tag == Tag(3, kDelimited)) {
-        std::string_view line;
-        if (!c.ReadDelimited(&line) || !Line(line, kRecursionBudget - 1)) {
-          return false;
-        }
-        continue;
+      if (EndsMessage(tag)) return c.AtEnd();
+      bool ok;
+      switch (tag) {
+        case Tag(1, kVarint): ok = c.ReadVarint(&v); out_->id = AsInt64(v); break;
+        case Tag(2, kDelimited): ok = c.ReadString(&out_->name); break;
+        case Tag(3, kDelimited): ok = c.ReadDelimited(&b) && Line(b, kNested); break;
+        case Tag(4, kDelimited): ok = c.ReadDelimited(&b) && EventMetadataEntry(b, kNested); break;
+        case Tag(5, kDelimited): ok = c.ReadDelimited(&b) && StatMetadataEntry(b, kNested); break;
+        case Tag(6, kDelimited):
+          ok = c.ReadDelimited(&b) && Stat(b, kNested, &out_->plane_stats);
+          break;
+        default: ok = c.SkipField(tag, kRecursionBudget);
       }
-      if (!c.SkipField(tag, kRecursionBudget)) return false;
-      out_->meta_bytes.append(field_start, c.pos());
+      if (!ok) return false;
     }
-    return Meta();
+    return true;
   }
 
  private:
-  // Everything but the lines, in file order, so later fields still win.
-  bool Meta() { return out_->meta.ParseFromString(out_->meta_bytes); }
+  // map<int64, XEventMetadata> entry: key 1, value 2.
+  bool EventMetadataEntry(std::string_view bytes, int budget) {
+    if (budget < 0) return false;
+    uint64_t key = 0;
+    EventMetadataView value;
+    value.stats_begin = value.stats_end = static_cast<uint32_t>(out_->stats.size());
+    Cursor c(bytes);
+    while (!c.AtEnd()) {
+      uint32_t tag;
+      std::string_view b;
+      if (!c.ReadTag(&tag)) return false;
+      bool ok;
+      switch (tag) {
+        case Tag(1, kVarint): ok = c.ReadVarint(&key); break;
+        case Tag(2, kDelimited): ok = c.ReadDelimited(&b) && EventMetadata(b, budget - 1, &value); break;
+        default: ok = !EndsMessage(tag) && c.SkipField(tag, budget);
+      }
+      if (!ok) return false;
+    }
+    out_->event_metadata.insert_or_assign(AsInt64(key), value);
+    return true;
+  }
+
+  // Merges into `md`, as a second value in one map entry would.
+  bool EventMetadata(std::string_view bytes, int budget, EventMetadataView* md) {
+    if (budget < 0) return false;
+    Cursor c(bytes);
+    while (!c.AtEnd()) {
+      uint32_t tag;
+      uint64_t v = 0;
+      std::string_view b;
+      if (!c.ReadTag(&tag)) return false;
+      bool ok;
+      switch (tag) {
+        case Tag(1, kVarint): ok = c.ReadVarint(&v); md->id = AsInt64(v); break;
+        case Tag(2, kDelimited): ok = c.ReadString(&md->name); break;
+        case Tag(3, kDelimited): ok = c.ReadDelimited(&b); break;  // metadata bytes
+        case Tag(4, kDelimited): ok = c.ReadString(&md->display_name); break;
+        case Tag(5, kDelimited):
+          ok = c.ReadDelimited(&b) && Stat(b, budget - 1, &out_->stats);
+          md->stats_end = static_cast<uint32_t>(out_->stats.size());
+          break;
+        case Tag(6, kVarint): ok = c.ReadVarint(&v); break;  // child_id
+        case Tag(6, kDelimited): ok = c.ReadDelimited(&b) && PackedVarints(b); break;
+        default: ok = !EndsMessage(tag) && c.SkipField(tag, budget);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // Packed varints must fill their length exactly.
+  static bool PackedVarints(std::string_view bytes) {
+    Cursor c(bytes);
+    uint64_t ignored;
+    while (!c.AtEnd()) {
+      if (!c.ReadVarint(&ignored)) return false;
+    }
+    return true;
+  }
+
+  bool StatMetadataEntry(std::string_view bytes, int budget) {
+    if (budget < 0) return false;
+    uint64_t key = 0;
+    StatMetadataView value;
+    Cursor c(bytes);
+    while (!c.AtEnd()) {
+      uint32_t tag;
+      std::string_view b;
+      if (!c.ReadTag(&tag)) return false;
+      bool ok;
+      switch (tag) {
+        case Tag(1, kVarint): ok = c.ReadVarint(&key); break;
+        case Tag(2, kDelimited): ok = c.ReadDelimited(&b) && StatMetadata(b, budget - 1, &value); break;
+        default: ok = !EndsMessage(tag) && c.SkipField(tag, budget);
+      }
+      if (!ok) return false;
+    }
+    out_->stat_metadata.insert_or_assign(AsInt64(key), value);
+    return true;
+  }
+
+  static bool StatMetadata(std::string_view bytes, int budget, StatMetadataView* md) {
+    if (budget < 0) return false;
+    Cursor c(bytes);
+    while (!c.AtEnd()) {
+      uint32_t tag;
+      uint64_t v = 0;
+      if (!c.ReadTag(&tag)) return false;
+      bool ok;
+      switch (tag) {
+        case Tag(1, kVarint): ok = c.ReadVarint(&v); md->id = AsInt64(v); break;
+        case Tag(2, kDelimited): ok = c.ReadString(&md->name); break;
+        case Tag(3, kDelimited): ok = c.ReadString(&md->description); break;
+        default: ok = !EndsMessage(tag) && c.SkipField(tag, budget);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
 
   bool Line(std::string_view bytes, int budget) {
     if (budget < 0) return false;
@@ -170,7 +276,7 @@ class PlaneParser {
     Cursor c(bytes);
     while (!c.AtEnd()) {
       uint32_t tag;
-      uint64_t v;
+      uint64_t v = 0;
       std::string_view b;
       if (!c.ReadTag(&tag)) return false;
       bool ok;
@@ -198,7 +304,7 @@ class PlaneParser {
     Cursor c(bytes);
     while (!c.AtEnd()) {
       uint32_t tag;
-      uint64_t v;
+      uint64_t v = 0;
       std::string_view b;
       if (!c.ReadTag(&tag)) return false;
       bool ok;
@@ -210,7 +316,9 @@ class PlaneParser {
           event.data_value = AsInt64(v);
           break;
         case Tag(3, kVarint): ok = c.ReadVarint(&v); event.duration_ps = AsInt64(v); break;
-        case Tag(4, kDelimited): ok = c.ReadDelimited(&b) && Stat(b, budget - 1); break;
+        case Tag(4, kDelimited):
+          ok = c.ReadDelimited(&b) && Stat(b, budget - 1, &out_->stats);
+          break;
         case Tag(5, kVarint):
           ok = c.ReadVarint(&v);
           event.data = EventView::Data::kNumOccurrences;
@@ -225,13 +333,13 @@ class PlaneParser {
     return true;
   }
 
-  bool Stat(std::string_view bytes, int budget) {
+  static bool Stat(std::string_view bytes, int budget, std::vector<StatView>* to) {
     if (budget < 0) return false;
     StatView stat;
     Cursor c(bytes);
     while (!c.AtEnd()) {
       uint32_t tag;
-      uint64_t v;
+      uint64_t v = 0;
       if (!c.ReadTag(&tag)) return false;
       bool ok;
       switch (tag) {
@@ -246,7 +354,7 @@ class PlaneParser {
       }
       if (!ok) return false;
     }
-    out_->stats.push_back(stat);
+    to->push_back(stat);
     return true;
   }
 
@@ -276,29 +384,6 @@ double StatView::double_value() const {
   double d;
   std::memcpy(&d, &bits, sizeof d);
   return d;
-}
-
-StatView ViewOf(const XStat& stat) {
-  StatView v;
-  v.metadata_id = stat.metadata_id();
-  switch (stat.value_case()) {
-    case XStat::kDoubleValue: {
-      const double d = stat.double_value();
-      v.kind = StatKind::kDouble;
-      std::memcpy(&v.bits, &d, sizeof d);
-      break;
-    }
-    case XStat::kUint64Value: v.kind = StatKind::kUint64; v.bits = stat.uint64_value(); break;
-    case XStat::kInt64Value:
-      v.kind = StatKind::kInt64;
-      v.bits = static_cast<uint64_t>(stat.int64_value());
-      break;
-    case XStat::kStrValue: v.kind = StatKind::kStr; v.text = stat.str_value(); break;
-    case XStat::kBytesValue: v.kind = StatKind::kBytes; v.text = stat.bytes_value(); break;
-    case XStat::kRefValue: v.kind = StatKind::kRef; v.bits = stat.ref_value(); break;
-    case XStat::VALUE_NOT_SET: break;
-  }
-  return v;
 }
 
 bool DecodePlane(std::string_view bytes, PlaneView* out) {

@@ -1,7 +1,7 @@
-// Decodes one XPlane's bytes with a hand-written protobuf wire reader for its
-// lines, events and stats: no generated message and no allocation per event
-// or string (protobuf 3.21 heap-allocates every decoded string over 15 bytes,
-// which was a fifth of the reader's time).
+// Decodes one XPlane's bytes with a hand-written protobuf wire reader: no
+// generated message and no allocation per event, stat or string (protobuf
+// 3.21 heap-allocates every decoded string over 15 bytes and every map
+// node, which was a fifth of the reader's time).
 //
 // Contract:
 //  - DecodePlane accepts exactly the plane bytes that the generated XPlane
@@ -12,12 +12,14 @@
 //    (groups included), proto3 strings must be UTF-8 (protobuf's own check),
 //    nesting is bounded by protobuf's default recursion limit (100). A test
 //    holds it to the generated parser on random and mutated bytes.
-//  - Lines, events and stats are views: strings point into `bytes`, which
-//    must outlive the PlaneView's use. The three flat vectors are reused from
-//    plane to plane, so once their capacity is reached nothing is allocated.
-//  - The plane's other fields (id, name, metadata maps, plane stats) are few
-//    and small; they are decoded by the generated parser into `meta`, whose
-//    `lines` stay empty.
+//    Map entries follow protobuf's map rules: a missing key is 0, a value
+//    given twice in one entry is merged, a later entry with the same key
+//    replaces the earlier one.
+//  - Everything is a view: strings point into `bytes`, which must outlive
+//    the PlaneView's use. The flat vectors are reused from plane to plane,
+//    so once their capacity is reached little is allocated. Fields the
+//    emitter does not use (XEventMetadata.metadata and child_id) are
+//    checked, not kept.
 //  - On false nothing in `out` is meaningful; callers locate the fault with
 //    wire_check.h.
 #ifndef TRACETABLE_INGEST_XSPACE_WIRE_READER_H_
@@ -29,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/xspace/xplane.pb.h"
+#include "absl/container/flat_hash_map.h"
 
 namespace tracetable::xspace_wire {
 
@@ -46,10 +48,6 @@ struct StatView {
   uint64_t uint64_value() const { return bits; }
   int64_t int64_value() const { return static_cast<int64_t>(bits); }
 };
-
-// A generated XStat (metadata and plane stats) as a view; `stat` must
-// outlive it.
-StatView ViewOf(const tracetable::xspace::XStat& stat);
 
 struct EventView {
   enum class Data : uint8_t { kNone, kOffsetPs, kNumOccurrences };
@@ -76,19 +74,41 @@ struct LineView {
   uint64_t events_size() const { return events_end - events_begin; }
 };
 
+struct EventMetadataView {
+  int64_t id = 0;
+  std::string_view name;
+  std::string_view display_name;
+  uint32_t stats_begin = 0;  // [begin, end) in PlaneView::stats
+  uint32_t stats_end = 0;
+};
+
+struct StatMetadataView {
+  int64_t id = 0;
+  std::string_view name;
+  std::string_view description;
+};
+
+using StatMetadataMap = absl::flat_hash_map<int64_t, StatMetadataView>;
+
 struct PlaneView {
-  tracetable::xspace::XPlane meta;  // all but the lines
+  int64_t id = 0;
+  std::string_view name;
   std::vector<LineView> lines;
   std::vector<EventView> events;
+  // Stats of events and of event metadata, each owner's in one run.
   std::vector<StatView> stats;
-  std::string meta_bytes;  // scratch: the plane's fields other than lines
+  std::vector<StatView> plane_stats;
+  absl::flat_hash_map<int64_t, EventMetadataView> event_metadata;
+  StatMetadataMap stat_metadata;
 
   std::span<const EventView> EventsOf(const LineView& line) const {
     return {events.data() + line.events_begin, line.events_size()};
   }
-  std::span<const StatView> StatsOf(const EventView& event) const {
-    return {stats.data() + event.stats_begin,
-            size_t{event.stats_end - event.stats_begin}};
+  // `owner`: an EventView or EventMetadataView of this plane.
+  template <typename Owner>
+  std::span<const StatView> StatsOf(const Owner& owner) const {
+    return {stats.data() + owner.stats_begin,
+            size_t{owner.stats_end - owner.stats_begin}};
   }
 };
 
