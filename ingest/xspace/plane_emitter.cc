@@ -73,7 +73,7 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
     if (!info.md->display_name.empty()) {
       info.name = info.md->display_name;
       info.long_name_member = "\"long_name\":";
-      AppendJsonString(&info.long_name_member, info.md->name);
+      xspace_json::AppendUtf8JsonString(&info.long_name_member, info.md->name);
     } else {
       info.name = info.md->name;
     }

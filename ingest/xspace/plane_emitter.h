@@ -38,7 +38,10 @@ class PlaneEmitter {
  public:
   PlaneEmitter(EventSink* sink, const xspace_wire::PlaneView& plane,
                std::string pid)
-      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {}
+      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {
+    // Most metadata is used; growing would move every MetaInfo again.
+    meta_cache_.reserve(plane.event_metadata.size());
+  }
 
   // `line_done(events_done, events_total)` runs after each line, so callers
   // can report progress inside a big plane.

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,43 @@ void AppendDecimal(std::string* out, auto v) {
   out->append(buf, end);
 }
 
+// Whether any of the 8 bytes in `w` is below 0x20, '"' or '\\' (exact as a
+// yes/no: the carries of the SWAR subtraction can only mark bytes after a
+// true hit).
+bool HasJsonSpecial(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101;
+  constexpr uint64_t kHigh = 0x8080808080808080;
+  const auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  return (below_space | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
+}
+
+bool NeedsEscape(std::string_view s) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (HasJsonSpecial(w)) return true;
+  }
+  for (; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    if (c < 0x20 || c == '"' || c == '\\') return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void AppendUtf8JsonString(std::string* out, std::string_view utf8) {
+  // Valid UTF-8 with nothing to escape is copied byte for byte.
+  if (NeedsEscape(utf8)) {
+    AppendJsonString(out, utf8);
+    return;
+  }
+  out->push_back('"');
+  out->append(utf8);
+  out->push_back('"');
+}
 
 void AppendDouble(std::string* out, double v) {
   if (std::isnan(v)) {
@@ -45,7 +82,7 @@ void AppendStatValue(std::string* out, const StatView& stat,
       AppendDecimal(out, stat.int64_value());
       return;
     case StatKind::kStr:
-      AppendJsonString(out, stat.text);
+      AppendUtf8JsonString(out, stat.text);
       return;
     case StatKind::kBytes: {
       const std::string_view b = stat.text;

@@ -29,6 +29,11 @@ inline constexpr size_t kMaxBase64Bytes = 4096;
 using xspace_wire::StatMetadataMap;
 using xspace_wire::StatView;
 
+// AppendJsonString for text already known to be UTF-8 (proto3 strings, which
+// the wire reader checked): the same bytes out, but runs with nothing to
+// escape are found 8 bytes at a time.
+void AppendUtf8JsonString(std::string* out, std::string_view utf8);
+
 // Appends `v` as a JSON number (or a string for NaN / infinities).
 void AppendDouble(std::string* out, double v);
 

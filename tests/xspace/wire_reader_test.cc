@@ -15,6 +15,8 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/stubs/logging.h"
 #include "gtest/gtest.h"
+#include "format/json_text.h"
+#include "ingest/xspace/stat_json.h"
 #include "ingest/xspace/wire_reader.h"
 #include "ingest/xspace/xplane.pb.h"
 
@@ -457,6 +459,28 @@ TEST_F(WireReaderTest, AgreesAtTheWireFormatLimits) {
   }
   EXPECT_GT(tally.accepted, 10);
   EXPECT_GT(tally.rejected, 10);
+}
+
+// The 8-bytes-at-a-time path must write what AppendJsonString writes, with
+// a character to escape at every position of a word and past it.
+TEST(Utf8JsonStringTest, SameBytesAsAppendJsonString) {
+  std::mt19937_64 rng(20);
+  static const char* kPieces[] = {"a", "é", "日本", "😀", "\"", "\\", "\n", "\x01", "\x1f",
+                                  " ", "\x7f", "/", "plain ascii text"};
+  int escaped = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (int n = static_cast<int>(rng() % 12); n > 0; --n) {
+      s += rng() % 4 == 0 ? kPieces[rng() % 13] : kPieces[rng() % 2 == 0 ? 0 : 12];
+    }
+    ASSERT_TRUE(IsValidUtf8(s));
+    std::string want = "x", got = "x";
+    AppendJsonString(&want, s);
+    xspace_json::AppendUtf8JsonString(&got, s);
+    ASSERT_EQ(got, want) << ::testing::PrintToString(s);
+    escaped += want.size() != s.size() + 3;
+  }
+  EXPECT_GT(escaped, 5000);
 }
 
 }  // namespace
