@@ -65,29 +65,39 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
   auto [it, inserted] = meta_cache_.try_emplace(id);
   if (!inserted) return it->second;
   MetaInfo& info = it->second;
+  std::string_view name;
+  std::string owned_name;  // a placeholder or a step_name value
   auto md = plane_.event_metadata.find(id);
   if (md == plane_.event_metadata.end()) {
-    info.name = absl::StrCat("<event metadata ", id, ">");
+    owned_name = absl::StrCat("<event metadata ", id, ">");
+    name = owned_name;
   } else {
     info.md = &md->second;
+    name = info.md->display_name.empty() ? info.md->name : info.md->display_name;
     if (!info.md->display_name.empty()) {
-      info.name = info.md->display_name;
-      info.long_name_member = "\"long_name\":";
-      xspace_json::AppendUtf8JsonString(&info.long_name_member, info.md->name);
-    } else {
-      info.name = info.md->name;
+      const size_t start = meta_text_.size();
+      meta_text_.append("\"long_name\":");
+      xspace_json::AppendUtf8JsonString(&meta_text_, info.md->name);
+      info.long_name_member = TextSince(start);
     }
+    info.members_begin = static_cast<uint32_t>(meta_members_.size());
     for (const StatView& stat : plane_.StatsOf(*info.md)) {
       const StatInfo& key = Stat(stat.metadata_id);
       if (key.step_name) {
-        info.name = xspace_json::StatText(stat, plane_.stat_metadata);
+        owned_name = xspace_json::StatText(stat, plane_.stat_metadata);
+        name = owned_name;
       }
-      std::string member = key.json_key;
-      xspace_json::AppendStatValue(&member, stat, plane_.stat_metadata);
-      info.stat_members.emplace_back(stat.metadata_id, std::move(member));
+      const size_t start = meta_text_.size();
+      meta_text_.append(key.json_key);
+      xspace_json::AppendStatValue(&meta_text_, stat, plane_.stat_metadata);
+      meta_members_.push_back({stat.metadata_id, TextSince(start)});
     }
+    info.members_end = static_cast<uint32_t>(meta_members_.size());
   }
-  info.name_id = sink_->Intern(info.name);
+  const size_t start = meta_text_.size();
+  meta_text_.append(name);
+  info.name = TextSince(start);
+  info.name_id = sink_->Intern(name);
   return info;
 }
 
@@ -190,17 +200,18 @@ void PlaneEmitter::BuildArgs(const MetaInfo& meta, Stats stats) {
   const auto separate = [&] {
     if (args_.size() > 1) args_.push_back(',');
   };
-  if (!meta.long_name_member.empty()) {
+  if (meta.long_name_member.size > 0) {
     separate();
-    args_.append(meta.long_name_member);
+    args_.append(Text(meta.long_name_member));
   }
-  for (const auto& [id, member] : meta.stat_members) {
+  for (uint32_t m = meta.members_begin; m < meta.members_end; ++m) {
+    const MetaMember& member = meta_members_[m];
     // An event stat with the same key overrides the metadata's default.
     bool overridden = false;
-    for (const StatView& s : stats) overridden |= s.metadata_id == id;
+    for (const StatView& s : stats) overridden |= s.metadata_id == member.stat_id;
     if (overridden) continue;
     separate();
-    args_.append(member);
+    args_.append(Text(member.text));
   }
   for (size_t i = 0; i < stats.size(); ++i) {
     separate();
@@ -356,7 +367,7 @@ absl::Status PlaneEmitter::EmitCounterLine(const LineView& line) {
     const std::string& series = Stat(*stat_id).name;
     Event sample;
     sample.kind = EventKind::kCounter;
-    sample.track = sink_->CounterTrack(Pid(), meta.name, series);
+    sample.track = sink_->CounterTrack(Pid(), Text(meta.name), series);
     sample.ts = *ts;
     sample.name = sink_->Intern(series);
     sample.cat = cat;

@@ -52,13 +52,24 @@ class PlaneEmitter {
   std::string PlaneStatsJson();
 
  private:
+  // A run of meta_text_: offsets stay valid while it grows. One text buffer
+  // for all metadata, not strings per metadata, because a real plane has
+  // thousands of event metadata used by a few events each.
+  struct TextRef {
+    size_t offset = 0;
+    size_t size = 0;
+  };
+  struct MetaMember {
+    int64_t stat_id = 0;
+    TextRef text;  // "key":value
+  };
   // What the events of one XEventMetadata share, computed once per plane.
   struct MetaInfo {
-    std::string name;  // display_name or name (or a placeholder if missing)
+    TextRef name;  // display_name or name (or a placeholder if missing)
     uint32_t name_id = 0;
-    std::string long_name_member;  // "long_name":"..." when display_name won
-    // (stat metadata id, "key":value) for the metadata's stats.
-    std::vector<std::pair<int64_t, std::string>> stat_members;
+    TextRef long_name_member;  // "long_name":"..." when display_name won
+    uint32_t members_begin = 0;  // [begin, end) in meta_members_: the
+    uint32_t members_end = 0;    // metadata's stats as args members
     const xspace_wire::EventMetadataView* md = nullptr;
   };
   // One lookup per stat of an event tells all the emitter needs of its key.
@@ -70,6 +81,12 @@ class PlaneEmitter {
   };
 
   IdToken Pid() const { return IdToken{pid_text_, true}; }
+  std::string_view Text(TextRef ref) const {
+    return std::string_view(meta_text_).substr(ref.offset, ref.size);
+  }
+  TextRef TextSince(size_t offset) const {
+    return {offset, meta_text_.size() - offset};
+  }
   const MetaInfo& Meta(int64_t id);
   const StatInfo& Stat(int64_t id);
   using LineView = xspace_wire::LineView;
@@ -96,6 +113,8 @@ class PlaneEmitter {
   const xspace_wire::PlaneView& plane_;
   std::string pid_text_;
   absl::flat_hash_map<int64_t, MetaInfo> meta_cache_;
+  std::string meta_text_;
+  std::vector<MetaMember> meta_members_;
   // Nodes: the StatInfo pointers of one event's stats (event_keys_) stay
   // valid while more stats are added.
   absl::node_hash_map<int64_t, StatInfo> stat_cache_;
