@@ -13,11 +13,7 @@ constexpr std::string_view kCountersLine = "_counters_";
 
 }  // namespace
 
-using xspace::XEvent;
-using xspace::XEventMetadata;
-using xspace::XLine;
-using xspace::XPlane;
-using xspace::XStat;
+using xspace_wire::EventView;
 
 std::vector<std::string> PlanePids(const std::vector<int64_t>& plane_ids) {
   absl::flat_hash_set<int64_t> seen;
@@ -50,14 +46,14 @@ int64_t PlaneSortIndex(std::string_view name, size_t index) {
 const PlaneEmitter::StatInfo& PlaneEmitter::Stat(int64_t id) {
   auto [it, inserted] = stat_cache_.try_emplace(id);
   if (inserted) {
-    auto md = plane_.stat_metadata().find(id);
+    auto md = plane_.stat_metadata.find(id);
     // A stat with no metadata keeps its id visible instead of being dropped.
-    it->second.name = md != plane_.stat_metadata().end()
-                          ? md->second.name()
+    it->second.name = md != plane_.stat_metadata.end()
+                          ? std::string(md->second.name)
                           : absl::StrCat("stat#", id);
-    if (md != plane_.stat_metadata().end()) {
-      it->second.step_name = md->second.name() == "step_name";
-      it->second.flow = md->second.name() == "flow";
+    if (md != plane_.stat_metadata.end()) {
+      it->second.step_name = md->second.name == "step_name";
+      it->second.flow = md->second.name == "flow";
     }
     AppendJsonString(&it->second.json_key, it->second.name);
     it->second.json_key.push_back(':');
@@ -69,45 +65,54 @@ const PlaneEmitter::MetaInfo& PlaneEmitter::Meta(int64_t id) {
   auto [it, inserted] = meta_cache_.try_emplace(id);
   if (!inserted) return it->second;
   MetaInfo& info = it->second;
-  auto md = plane_.event_metadata().find(id);
-  if (md == plane_.event_metadata().end()) {
-    info.name = absl::StrCat("<event metadata ", id, ">");
+  std::string_view name;
+  std::string owned_name;  // a placeholder or a step_name value
+  auto md = plane_.event_metadata.find(id);
+  if (md == plane_.event_metadata.end()) {
+    owned_name = absl::StrCat("<event metadata ", id, ">");
+    name = owned_name;
   } else {
     info.md = &md->second;
-    if (!info.md->display_name().empty()) {
-      info.name = info.md->display_name();
-      info.long_name_member = "\"long_name\":";
-      AppendJsonString(&info.long_name_member, info.md->name());
-    } else {
-      info.name = info.md->name();
+    name = info.md->display_name.empty() ? info.md->name : info.md->display_name;
+    if (!info.md->display_name.empty()) {
+      const size_t start = meta_text_.size();
+      meta_text_.append("\"long_name\":");
+      xspace_json::AppendUtf8JsonString(&meta_text_, info.md->name);
+      info.long_name_member = TextSince(start);
     }
-    for (const XStat& stat : info.md->stats()) {
-      const StatInfo& key = Stat(stat.metadata_id());
+    info.members_begin = static_cast<uint32_t>(meta_members_.size());
+    for (const StatView& stat : plane_.StatsOf(*info.md)) {
+      const StatInfo& key = Stat(stat.metadata_id);
       if (key.step_name) {
-        info.name = xspace_json::StatText(stat, plane_.stat_metadata());
+        owned_name = xspace_json::StatText(stat, plane_.stat_metadata);
+        name = owned_name;
       }
-      std::string member = key.json_key;
-      xspace_json::AppendStatValue(&member, stat, plane_.stat_metadata());
-      info.stat_members.emplace_back(stat.metadata_id(), std::move(member));
+      const size_t start = meta_text_.size();
+      meta_text_.append(key.json_key);
+      xspace_json::AppendStatValue(&meta_text_, stat, plane_.stat_metadata);
+      meta_members_.push_back({stat.metadata_id, TextSince(start)});
     }
+    info.members_end = static_cast<uint32_t>(meta_members_.size());
   }
-  info.name_id = sink_->Intern(info.name);
+  const size_t start = meta_text_.size();
+  meta_text_.append(name);
+  info.name = TextSince(start);
+  info.name_id = sink_->Intern(name);
   return info;
 }
 
 absl::Status PlaneEmitter::Emit(
     int64_t sort_index,
     const std::function<void(uint64_t, uint64_t)>& line_done) {
-  sink_->SetProcessName(Pid(), plane_.name());
+  sink_->SetProcessName(Pid(), plane_.name);
   sink_->SetProcessSortIndex(Pid(), sort_index);
-  uint64_t total = 0;
-  for (const XLine& line : plane_.lines()) total += line.events_size();
+  const uint64_t total = plane_.events.size();
   uint64_t done = 0;
-  for (int i = 0; i < plane_.lines_size(); ++i) {
-    const XLine& line = plane_.lines(i);
-    absl::Status s = line.name() == kCountersLine
+  for (size_t i = 0; i < plane_.lines.size(); ++i) {
+    const LineView& line = plane_.lines[i];
+    absl::Status s = line.name == kCountersLine
                          ? EmitCounterLine(line)
-                         : EmitThreadLine(line, i);
+                         : EmitThreadLine(line, static_cast<int64_t>(i));
     if (!s.ok()) return s;
     done += line.events_size();
     if (line_done) line_done(done, total);
@@ -117,19 +122,20 @@ absl::Status PlaneEmitter::Emit(
 }
 
 std::string PlaneEmitter::PlaneStatsJson() {
-  if (plane_.stats().empty()) return "";
+  if (plane_.plane_stats.empty()) return "";
   std::string out = "{";
-  for (const XStat& stat : plane_.stats()) {
+  for (const StatView& stat : plane_.plane_stats) {
     if (out.size() > 1) out.push_back(',');
-    out.append(Stat(stat.metadata_id()).json_key);
-    xspace_json::AppendStatValue(&out, stat, plane_.stat_metadata());
+    out.append(Stat(stat.metadata_id).json_key);
+    xspace_json::AppendStatValue(&out, stat, plane_.stat_metadata);
   }
   out.push_back('}');
   return out;
 }
 
 void PlaneEmitter::ReportNotes() {
-  const std::string where = absl::StrCat("xspace plane '", plane_.name(), "'");
+  const std::string where =
+      absl::StrCat("xspace plane '", Av(plane_.name), "'");
   if (missing_metadata_ > 0) {
     sink_->Warn(absl::StrCat(where, ": ", missing_metadata_,
                              " events refer to missing event metadata"));
@@ -147,8 +153,8 @@ void PlaneEmitter::ReportNotes() {
 
 // line.timestamp_ns * 1000 + offset_ps, split into ns + 0..999 ps with floor
 // division so negative offsets land on the right picosecond.
-std::optional<int64_t> PlaneEmitter::StartPs(const XLine& line,
-                                             const XEvent& event) {
+std::optional<int64_t> PlaneEmitter::StartPs(const LineView& line,
+                                             const EventView& event) {
   const int64_t offset = event.offset_ps();
   int64_t ns = offset / 1000;
   int64_t ps = offset % 1000;
@@ -158,7 +164,7 @@ std::optional<int64_t> PlaneEmitter::StartPs(const XLine& line,
   }
   int64_t abs_ns;
   absl::StatusOr<int64_t> rel =
-      __builtin_add_overflow(line.timestamp_ns(), ns, &abs_ns)
+      __builtin_add_overflow(line.timestamp_ns, ns, &abs_ns)
           ? absl::OutOfRangeError("timestamp_ns + offset overflows int64")
           : sink_->ToRelativePs(abs_ns, static_cast<int32_t>(ps));
   if (rel.ok()) return *rel;
@@ -168,8 +174,8 @@ std::optional<int64_t> PlaneEmitter::StartPs(const XLine& line,
   return std::nullopt;
 }
 
-absl::Status PlaneEmitter::EmitThreadLine(const XLine& line, int64_t order) {
-  const int64_t tid_num = line.display_id() != 0 ? line.display_id() : line.id();
+absl::Status PlaneEmitter::EmitThreadLine(const LineView& line, int64_t order) {
+  const int64_t tid_num = line.display_id != 0 ? line.display_id : line.id;
   const std::string tid_text = absl::StrCat(tid_num);
   const IdToken tid{tid_text, true};
   const uint32_t track = sink_->ThreadTrack(Pid(), tid);
@@ -177,39 +183,40 @@ absl::Status PlaneEmitter::EmitThreadLine(const XLine& line, int64_t order) {
   // first one names it.
   if (named_tids_.insert(tid_num).second) {
     sink_->SetThreadName(Pid(), tid,
-                         line.display_name().empty() ? line.name()
-                                                     : line.display_name());
+                         line.display_name.empty() ? line.name
+                                                   : line.display_name);
     sink_->SetThreadSortIndex(Pid(), tid, order);
   }
-  const uint32_t cat = sink_->Intern(line.name());
-  for (const XEvent& event : line.events()) {
+  const uint32_t cat = sink_->Intern(line.name);
+  for (const EventView& event : plane_.EventsOf(line)) {
     if (absl::Status s = EmitSlice(line, event, track, cat); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
-void PlaneEmitter::BuildArgs(const MetaInfo& meta, const XEvent& event) {
+void PlaneEmitter::BuildArgs(const MetaInfo& meta, Stats stats) {
   args_.clear();
   args_.push_back('{');
   const auto separate = [&] {
     if (args_.size() > 1) args_.push_back(',');
   };
-  if (!meta.long_name_member.empty()) {
+  if (meta.long_name_member.size > 0) {
     separate();
-    args_.append(meta.long_name_member);
+    args_.append(Text(meta.long_name_member));
   }
-  for (const auto& [id, member] : meta.stat_members) {
+  for (uint32_t m = meta.members_begin; m < meta.members_end; ++m) {
+    const MetaMember& member = meta_members_[m];
     // An event stat with the same key overrides the metadata's default.
     bool overridden = false;
-    for (const XStat& s : event.stats()) overridden |= s.metadata_id() == id;
+    for (const StatView& s : stats) overridden |= s.metadata_id == member.stat_id;
     if (overridden) continue;
     separate();
-    args_.append(member);
+    args_.append(Text(member.text));
   }
-  for (const XStat& stat : event.stats()) {
+  for (size_t i = 0; i < stats.size(); ++i) {
     separate();
-    args_.append(Stat(stat.metadata_id()).json_key);
-    AppendValue(stat);
+    args_.append(event_keys_[i]->json_key);
+    AppendValue(stats[i]);
   }
   if (args_.size() == 1) {
     args_.clear();
@@ -218,34 +225,36 @@ void PlaneEmitter::BuildArgs(const MetaInfo& meta, const XEvent& event) {
   }
 }
 
-void PlaneEmitter::AppendValue(const XStat& stat) {
-  if (stat.value_case() != XStat::kRefValue) {
-    xspace_json::AppendStatValue(&args_, stat, plane_.stat_metadata());
+void PlaneEmitter::AppendValue(const StatView& stat) {
+  if (stat.kind != xspace_wire::StatKind::kRef) {
+    xspace_json::AppendStatValue(&args_, stat, plane_.stat_metadata);
     return;
   }
-  auto [it, inserted] = ref_json_cache_.try_emplace(stat.ref_value());
+  auto [it, inserted] = ref_json_cache_.try_emplace(stat.uint64_value());
   if (inserted) {
-    xspace_json::AppendStatValue(&it->second, stat, plane_.stat_metadata());
+    xspace_json::AppendStatValue(&it->second, stat, plane_.stat_metadata);
   }
   args_.append(it->second);
 }
 
-absl::Status PlaneEmitter::EmitSlice(const XLine& line, const XEvent& event,
-                                     uint32_t track, uint32_t cat) {
-  if (event.data_case() == XEvent::kNumOccurrences) {
+absl::Status PlaneEmitter::EmitSlice(const LineView& line,
+                                     const EventView& event, uint32_t track,
+                                     uint32_t cat) {
+  if (event.data == EventView::Data::kNumOccurrences) {
     sink_->CountSkipped("xspace aggregated event");
     return absl::OkStatus();
   }
   const std::optional<int64_t> ts = StartPs(line, event);
   if (!ts) return absl::OkStatus();
-  const MetaInfo& meta = Meta(event.metadata_id());
+  const MetaInfo& meta = Meta(event.metadata_id);
   if (meta.md == nullptr) ++missing_metadata_;
 
+  const Stats stats = plane_.StatsOf(event);
   Event slice;
   slice.kind = EventKind::kSlice;
   slice.track = track;
   slice.ts = *ts;
-  slice.dur = event.duration_ps();
+  slice.dur = event.duration_ps;
   if (slice.dur < 0) {
     ++negative_durations_;
     slice.dur = 0;
@@ -253,29 +262,33 @@ absl::Status PlaneEmitter::EmitSlice(const XLine& line, const XEvent& event,
   slice.name = meta.name_id;
   slice.cat = cat;
   bool has_flow = false;
-  for (const XStat& stat : event.stats()) {
-    const StatInfo& key = Stat(stat.metadata_id());
+  // One lookup per stat; BuildArgs and EmitFlows use event_keys_.
+  event_keys_.clear();
+  for (const StatView& stat : stats) {
+    const StatInfo& key = Stat(stat.metadata_id);
+    event_keys_.push_back(&key);
     if (key.step_name) {
       slice.name =
-          sink_->Intern(xspace_json::StatText(stat, plane_.stat_metadata()));
+          sink_->Intern(xspace_json::StatText(stat, plane_.stat_metadata));
     }
     has_flow |= key.flow;
   }
-  BuildArgs(meta, event);
+  BuildArgs(meta, stats);
   slice.args_json = args_;
   if (!args_.empty()) slice.flags |= kFlagHasArgs;
   if (absl::Status s = sink_->Add(slice); !s.ok()) return s;
-  return has_flow ? EmitFlows(slice, event) : absl::OkStatus();
+  return has_flow ? EmitFlows(slice, stats) : absl::OkStatus();
 }
 
-absl::Status PlaneEmitter::EmitFlows(const Event& slice, const XEvent& event) {
-  for (const XStat& stat : event.stats()) {
-    if (!Stat(stat.metadata_id()).flow) continue;
-    if (stat.value_case() == XStat::kUint64Value) {
+absl::Status PlaneEmitter::EmitFlows(const Event& slice, Stats stats) {
+  for (size_t i = 0; i < stats.size(); ++i) {
+    if (!event_keys_[i]->flow) continue;
+    const StatView& stat = stats[i];
+    if (stat.kind == xspace_wire::StatKind::kUint64) {
       if (absl::Status s = EmitFlow(slice, stat.uint64_value()); !s.ok()) {
         return s;
       }
-    } else if (stat.value_case() == XStat::kInt64Value) {
+    } else if (stat.kind == xspace_wire::StatKind::kInt64) {
       if (absl::Status s = EmitFlow(slice, static_cast<uint64_t>(stat.int64_value()));
           !s.ok()) {
         return s;
@@ -319,41 +332,42 @@ absl::Status PlaneEmitter::EmitFlow(const Event& slice, uint64_t flow) {
 
 // The counter value: the first numeric stat of the event, else of its
 // metadata.
-const XStat* PlaneEmitter::FindCounterValue(const MetaInfo& meta,
-                                            const XEvent& event,
-                                            double* value) const {
-  for (const XStat& stat : event.stats()) {
-    if (xspace_json::StatNumber(stat, value)) return &stat;
+std::optional<int64_t> PlaneEmitter::FindCounterValue(const MetaInfo& meta,
+                                                      Stats stats,
+                                                      double* value) const {
+  for (const StatView& stat : stats) {
+    if (xspace_json::StatNumber(stat, value)) return stat.metadata_id;
   }
   if (meta.md != nullptr) {
-    for (const XStat& stat : meta.md->stats()) {
-      if (xspace_json::StatNumber(stat, value)) return &stat;
+    for (const StatView& stat : plane_.StatsOf(*meta.md)) {
+      if (xspace_json::StatNumber(stat, value)) return stat.metadata_id;
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
-absl::Status PlaneEmitter::EmitCounterLine(const XLine& line) {
-  const uint32_t cat = sink_->Intern(line.name());
-  for (const XEvent& event : line.events()) {
-    if (event.data_case() == XEvent::kNumOccurrences) {
+absl::Status PlaneEmitter::EmitCounterLine(const LineView& line) {
+  const uint32_t cat = sink_->Intern(line.name);
+  for (const EventView& event : plane_.EventsOf(line)) {
+    if (event.data == EventView::Data::kNumOccurrences) {
       sink_->CountSkipped("xspace aggregated event");
       continue;
     }
-    const MetaInfo& meta = Meta(event.metadata_id());
+    const MetaInfo& meta = Meta(event.metadata_id);
     if (meta.md == nullptr) ++missing_metadata_;
     double value = 0;
-    const XStat* stat = FindCounterValue(meta, event, &value);
-    if (stat == nullptr) {
+    const std::optional<int64_t> stat_id =
+        FindCounterValue(meta, plane_.StatsOf(event), &value);
+    if (!stat_id) {
       sink_->CountSkipped("xspace counter sample without a numeric stat");
       continue;
     }
     const std::optional<int64_t> ts = StartPs(line, event);
     if (!ts) continue;
-    const std::string& series = Stat(stat->metadata_id()).name;
+    const std::string& series = Stat(*stat_id).name;
     Event sample;
     sample.kind = EventKind::kCounter;
-    sample.track = sink_->CounterTrack(Pid(), meta.name, series);
+    sample.track = sink_->CounterTrack(Pid(), Text(meta.name), series);
     sample.ts = *ts;
     sample.name = sink_->Intern(series);
     sample.cat = cat;

@@ -1,4 +1,4 @@
-// Turns one decoded XPlane into EventSink calls: the plane is a process,
+// Turns one decoded XPlane (wire_reader.h) into EventSink calls: the plane is a process,
 // its lines are threads (or counter series for the "_counters_" line), its
 // events are slices with flow events for "flow" stats. See reader.h for the
 // mapping rules; this file implements them.
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,8 +16,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
-#include "ingest/xspace/xplane.pb.h"
+#include "ingest/xspace/wire_reader.h"
 #include "store/event_sink.h"
 
 namespace tracetable::xspace_internal {
@@ -34,8 +36,12 @@ int64_t PlaneSortIndex(std::string_view name, size_t index);
 // are keyed by the plane's metadata ids.
 class PlaneEmitter {
  public:
-  PlaneEmitter(EventSink* sink, const xspace::XPlane& plane, std::string pid)
-      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {}
+  PlaneEmitter(EventSink* sink, const xspace_wire::PlaneView& plane,
+               std::string pid)
+      : sink_(sink), plane_(plane), pid_text_(std::move(pid)) {
+    // Most metadata is used; growing would move every MetaInfo again.
+    meta_cache_.reserve(plane.event_metadata.size());
+  }
 
   // `line_done(events_done, events_total)` runs after each line, so callers
   // can report progress inside a big plane.
@@ -46,14 +52,25 @@ class PlaneEmitter {
   std::string PlaneStatsJson();
 
  private:
+  // A run of meta_text_: offsets stay valid while it grows. One text buffer
+  // for all metadata, not strings per metadata, because a real plane has
+  // thousands of event metadata used by a few events each.
+  struct TextRef {
+    size_t offset = 0;
+    size_t size = 0;
+  };
+  struct MetaMember {
+    int64_t stat_id = 0;
+    TextRef text;  // "key":value
+  };
   // What the events of one XEventMetadata share, computed once per plane.
   struct MetaInfo {
-    std::string name;  // display_name or name (or a placeholder if missing)
+    TextRef name;  // display_name or name (or a placeholder if missing)
     uint32_t name_id = 0;
-    std::string long_name_member;  // "long_name":"..." when display_name won
-    // (stat metadata id, "key":value) for the metadata's stats.
-    std::vector<std::pair<int64_t, std::string>> stat_members;
-    const xspace::XEventMetadata* md = nullptr;
+    TextRef long_name_member;  // "long_name":"..." when display_name won
+    uint32_t members_begin = 0;  // [begin, end) in meta_members_: the
+    uint32_t members_end = 0;    // metadata's stats as args members
+    const xspace_wire::EventMetadataView* md = nullptr;
   };
   // One lookup per stat of an event tells all the emitter needs of its key.
   struct StatInfo {
@@ -64,26 +81,44 @@ class PlaneEmitter {
   };
 
   IdToken Pid() const { return IdToken{pid_text_, true}; }
+  std::string_view Text(TextRef ref) const {
+    return std::string_view(meta_text_).substr(ref.offset, ref.size);
+  }
+  TextRef TextSince(size_t offset) const {
+    return {offset, meta_text_.size() - offset};
+  }
   const MetaInfo& Meta(int64_t id);
   const StatInfo& Stat(int64_t id);
-  absl::Status EmitThreadLine(const xspace::XLine& line, int64_t order);
-  absl::Status EmitCounterLine(const xspace::XLine& line);
-  absl::Status EmitSlice(const xspace::XLine& line, const xspace::XEvent& event,
+  using LineView = xspace_wire::LineView;
+  using EventView = xspace_wire::EventView;
+  using StatView = xspace_wire::StatView;
+  using Stats = std::span<const StatView>;
+
+  absl::Status EmitThreadLine(const LineView& line, int64_t order);
+  absl::Status EmitCounterLine(const LineView& line);
+  absl::Status EmitSlice(const LineView& line, const EventView& event,
                          uint32_t track, uint32_t cat);
   absl::Status EmitFlow(const Event& slice, uint64_t flow);
-  void BuildArgs(const MetaInfo& meta, const xspace::XEvent& event);
-  void AppendValue(const xspace::XStat& stat);
-  absl::Status EmitFlows(const Event& slice, const xspace::XEvent& event);
-  std::optional<int64_t> StartPs(const xspace::XLine& line, const xspace::XEvent& event);
-  const xspace::XStat* FindCounterValue(const MetaInfo& meta, const xspace::XEvent& event,
-                                double* value) const;
+  // BuildArgs and EmitFlows read event_keys_, which EmitSlice fills.
+  void BuildArgs(const MetaInfo& meta, Stats stats);
+  void AppendValue(const StatView& stat);
+  absl::Status EmitFlows(const Event& slice, Stats stats);
+  std::optional<int64_t> StartPs(const LineView& line, const EventView& event);
+  // The metadata id of the stat holding the counter value, if any.
+  std::optional<int64_t> FindCounterValue(const MetaInfo& meta, Stats stats,
+                                          double* value) const;
   void ReportNotes();
 
   EventSink* sink_;
-  const xspace::XPlane& plane_;
+  const xspace_wire::PlaneView& plane_;
   std::string pid_text_;
   absl::flat_hash_map<int64_t, MetaInfo> meta_cache_;
-  absl::flat_hash_map<int64_t, StatInfo> stat_cache_;
+  std::string meta_text_;
+  std::vector<MetaMember> meta_members_;
+  // Nodes: the StatInfo pointers of one event's stats (event_keys_) stay
+  // valid while more stats are added.
+  absl::node_hash_map<int64_t, StatInfo> stat_cache_;
+  std::vector<const StatInfo*> event_keys_;  // of the current event's stats
   absl::flat_hash_map<uint64_t, uint32_t> flow_cat_cache_;
   absl::flat_hash_set<int64_t> named_tids_;
   // JSON text of ref values by referenced id: refs repeat across events.

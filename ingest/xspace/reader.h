@@ -2,9 +2,10 @@
 //
 // Contract:
 //  - Streams one file into `sink`: BeginInput first, then process / thread
-//    metadata and events plane by plane. Peak memory is about one decoded
-//    XPlane: the file is walked field by field and each plane is decoded from
-//    its own length-delimited bytes (see reader.cc).
+//    metadata and events plane by plane. Peak memory is about one XPlane's
+//    bytes and their views (wire_reader.h): the file is walked field by
+//    field and each plane is read and decoded on its own. Each calling
+//    thread keeps that buffer for its next file unless it grew over 64 MiB.
 //  - `host` names the machine; when empty it is XSpace.hostnames[0], or else
 //    the file name without ".xplane.pb".
 //  - Planes become processes (pid = plane id, or the plane's index when ids

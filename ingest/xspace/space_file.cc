@@ -11,9 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "ingest/xspace/stat_json.h"
 #include "ingest/xspace/wire_check.h"
+#include "ingest/xspace/xplane.pb.h"
 
 namespace tracetable::xspace_internal {
 namespace {
@@ -169,17 +171,6 @@ absl::Status ScanField(FileInputStream& stream, uint64_t file_size,
                         index);
 }
 
-// Moves `stream` forward to absolute byte `target` (Skip takes an int).
-bool SkipTo(FileInputStream& stream, uint64_t target) {
-  while (static_cast<uint64_t>(stream.ByteCount()) < target) {
-    const uint64_t gap = target - stream.ByteCount();
-    if (!stream.Skip(static_cast<int>(std::min<uint64_t>(gap, INT_MAX)))) {
-      return false;
-    }
-  }
-  return static_cast<uint64_t>(stream.ByteCount()) == target;
-}
-
 // Reads `length` bytes at `offset` with pread (independent of any stream).
 bool ReadBytesAt(int fd, uint64_t offset, uint64_t length, std::string* out) {
   out->resize(length);
@@ -187,6 +178,7 @@ bool ReadBytesAt(int fd, uint64_t offset, uint64_t length, std::string* out) {
   while (done < length) {
     const ssize_t n = pread(fd, out->data() + done, length - done,
                             static_cast<off_t>(offset + done));
+    if (n == 0) errno = 0;  // end of file: the file shrank since the scan
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       return false;
@@ -196,19 +188,16 @@ bool ReadBytesAt(int fd, uint64_t offset, uint64_t length, std::string* out) {
   return true;
 }
 
-// The error for a plane that does not decode. The generated parser gives no
+// The error for a plane that does not decode. The decoder gives no
 // position, so re-walk the plane's bytes to find the first bad one.
-absl::Status PlaneDecodeError(int fd, const PlaneRef& ref, size_t plane_index,
-                              const std::string& path) {
+absl::Status PlaneDecodeError(std::string_view bytes, const PlaneRef& ref,
+                              size_t plane_index, const std::string& path) {
   const std::string plane = absl::StrCat("XPlane #", plane_index);
-  std::string bytes;
-  if (ReadBytesAt(fd, ref.offset, ref.length, &bytes)) {
-    if (std::optional<xspace_wire::WireFault> fault = xspace_wire::FindWireFault(
-            bytes, XPlane::descriptor());
-        fault) {
-      return DecodeError(path, ref.offset + fault->offset,
-                         absl::StrCat(plane, ": ", fault->what));
-    }
+  if (std::optional<xspace_wire::WireFault> fault =
+          xspace_wire::FindWireFault(bytes, XPlane::descriptor());
+      fault) {
+    return DecodeError(path, ref.offset + fault->offset,
+                       absl::StrCat(plane, ": ", fault->what));
   }
   return DecodeError(path, ref.offset,
                      absl::StrCat(plane, " (", ref.length,
@@ -246,29 +235,17 @@ absl::StatusOr<SpaceIndex> ScanSpace(int fd, uint64_t file_size,
   return index;
 }
 
-PlaneDecoder::PlaneDecoder(int fd, std::string path)
-    // The scan left the descriptor at the end, and FileInputStream reads
-    // from the descriptor's current position: rewind first.
-    : fd_(fd),
-      path_(std::move(path)),
-      rewound_(lseek(fd, 0, SEEK_SET) == 0),
-      stream_(fd, kReadBlockBytes) {}
-
-// Planes are visited in file order, so the stream only ever moves forward.
 absl::Status PlaneDecoder::Decode(const PlaneRef& ref, size_t plane_index,
-                                  XPlane* plane) {
-  if (!rewound_ || !SkipTo(stream_, ref.offset)) {
-    return DecodeError(path_, stream_.ByteCount(), "cannot seek to an XPlane");
+                                  xspace_wire::PlaneView* plane) {
+  if (!ReadBytesAt(fd_, ref.offset, ref.length, bytes_)) {
+    return absl::DataLossError(absl::StrCat(
+        path_, ": read error in XPlane #", plane_index, " at byte offset ",
+        ref.offset, ": ",
+        errno != 0 ? std::strerror(errno) : "file shrank since it was scanned"));
   }
-  CodedInputStream coded(&stream_);
-  coded.SetTotalBytesLimit(INT_MAX);
-  const auto limit = coded.PushLimit(static_cast<int>(ref.length));
-  // A parse that stops early (end of file) still returns true; the limit
-  // tells whether the whole plane was there.
-  if (!plane->ParseFromCodedStream(&coded) || coded.BytesUntilLimit() != 0) {
-    return PlaneDecodeError(fd_, ref, plane_index, path_);
+  if (!xspace_wire::DecodePlane(*bytes_, plane)) {
+    return PlaneDecodeError(*bytes_, ref, plane_index, path_);
   }
-  coded.PopLimit(limit);
   return absl::OkStatus();
 }
 

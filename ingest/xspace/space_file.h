@@ -8,9 +8,11 @@
 //    hostnames are read in full. Any structural fault (bad tag or wire type,
 //    a length past the end of the file, non-UTF-8 strings, no XSpace field at
 //    all) is an InvalidArgumentError naming the file and byte offset.
-//  - PlaneDecoder decodes the planes of a scan in file order, each from its
-//    own length-delimited bytes, so memory holds one plane at a time. A plane
-//    that does not decode is located to the first bad byte (wire_check.h).
+//  - PlaneDecoder reads the planes of a scan one at a time into one reused
+//    buffer and decodes them there (wire_reader.h), so memory holds one
+//    plane's bytes and views at a time. A plane that does not decode is
+//    located to the first bad byte (wire_check.h); a read error is a
+//    DataLossError.
 #ifndef TRACETABLE_INGEST_XSPACE_SPACE_FILE_H_
 #define TRACETABLE_INGEST_XSPACE_SPACE_FILE_H_
 
@@ -21,8 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "google/protobuf/io/zero_copy_stream_impl.h"
-#include "ingest/xspace/xplane.pb.h"
+#include "ingest/xspace/wire_reader.h"
 
 namespace tracetable::xspace_internal {
 
@@ -52,19 +53,20 @@ absl::Status DecodeError(const std::string& path, uint64_t offset,
 absl::StatusOr<SpaceIndex> ScanSpace(int fd, uint64_t file_size,
                                      const std::string& path);
 
-// Pass 2: decodes planes of a scan, in file order.
+// Pass 2: decodes planes of a scan. `fd` must stay open while the decoder
+// is used; the plane's bytes go to `*bytes`, which `plane`'s views point
+// into until the next Decode.
 class PlaneDecoder {
  public:
-  // Rewinds `fd`; it must stay open while the decoder is used.
-  PlaneDecoder(int fd, std::string path);
+  PlaneDecoder(int fd, std::string path, std::string* bytes)
+      : fd_(fd), path_(std::move(path)), bytes_(bytes) {}
   absl::Status Decode(const PlaneRef& ref, size_t plane_index,
-                      tracetable::xspace::XPlane* plane);
+                      xspace_wire::PlaneView* plane);
 
  private:
   int fd_;
   std::string path_;
-  bool rewound_;
-  google::protobuf::io::FileInputStream stream_;
+  std::string* bytes_;
 };
 
 }  // namespace tracetable::xspace_internal

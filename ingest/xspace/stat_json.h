@@ -20,32 +20,34 @@
 #include <string_view>
 
 #include "format/json_text.h"
-
-#include "ingest/xspace/xplane.pb.h"
+#include "ingest/xspace/wire_reader.h"
 
 namespace tracetable::xspace_json {
 
 inline constexpr size_t kMaxBase64Bytes = 4096;
 
-using StatMetadataMap =
-    google::protobuf::Map<int64_t, tracetable::xspace::XStatMetadata>;
+using xspace_wire::StatMetadataMap;
+using xspace_wire::StatView;
 
-
+// AppendJsonString for text already known to be UTF-8 (proto3 strings, which
+// the wire reader checked): the same bytes out, but runs with nothing to
+// escape are found 8 bytes at a time.
+void AppendUtf8JsonString(std::string* out, std::string_view utf8);
 
 // Appends `v` as a JSON number (or a string for NaN / infinities).
 void AppendDouble(std::string* out, double v);
 
 // Appends the value of `stat` as JSON (null when the oneof is unset).
-void AppendStatValue(std::string* out, const tracetable::xspace::XStat& stat,
+void AppendStatValue(std::string* out, const StatView& stat,
                      const StatMetadataMap& stat_metadata);
 
 // The value of `stat` as plain text (no quotes): strings and refs as is,
 // numbers in decimal. Used where a stat names something (step_name).
-std::string StatText(const tracetable::xspace::XStat& stat,
+std::string StatText(const StatView& stat,
                      const StatMetadataMap& stat_metadata);
 
 // The numeric value of `stat` if it has one (double / uint64 / int64).
-bool StatNumber(const tracetable::xspace::XStat& stat, double* value);
+bool StatNumber(const StatView& stat, double* value);
 
 }  // namespace tracetable::xspace_json
 
