@@ -38,6 +38,7 @@
 #include "store/run_view.h"
 #include "store/table.h"
 #include "store/table_builder.h"
+#include "tests/runs/real_trace_hosts.h"
 
 namespace tracetable {
 namespace {
@@ -423,26 +424,14 @@ TEST_F(RunTableTest, ShardsOnOtherGrids) {
 // Real traces of other projects, grouped as the hosts of a run.
 TEST_F(RunTableTest, RealTracesAsHosts) {
   const fs::path shared(TRACETABLE_SHARED_TRACES);
-  const std::vector<std::vector<std::string>> groups = {
-      {"kineto/sampled_rank-0.json.gz", "kineto/sampled_rank-1.json.gz"},
-      {"catapult/async_begin_end.json", "catapult/flow_simple.json", "catapult/instant_events.json",
-       "catapult/nestable_async.json", "catapult/simple_trace.json", "catapult/instance_counters.json"},
-      {"xspace/gpu_multi_worker_host179.xplane.pb", "kineto/sampled_rank-0.json.gz"},
-  };
   int n = 0;
-  for (const auto& group : groups) {
+  for (const auto& group : RealTraceHostGroups()) {
     if (!fs::exists(shared / group[0])) GTEST_SKIP() << "no shared traces at " << shared;
     TearDown();
     SetUp();
     hosts_.clear();
     sources_.clear();
-    std::vector<std::string> files;
-    for (size_t i = 0; i < group.size(); ++i) {
-      const std::string name = fs::path(group[i]).filename().string();
-      const std::string f = absl::StrCat("h", i, "-", name.substr(0, name.find('.')), name.substr(name.find('.')));
-      fs::copy_file(shared / group[i], dir_ / "in" / f);
-      files.push_back(f);
-    }
+    const std::vector<std::string> files = CopyHostGroup(shared, group, dir_ / "in");
     BuildBoth(files);
     SCOPED_TRACE(absl::StrCat("group ", n++));
     Compare(2, false);
