@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -54,8 +55,37 @@ SearchRequest LocalRequest(const RunShards& run, const RunShardMap& s, const Sea
   local.start = req.start - s.time_offset;
   local.end = req.end - s.time_offset;
   if (req.after) local.after = LocalCursor(run, s, *req.after);
-  local.limit = req.limit + 1;  // the one after the page says whether there is more, and where
   return local;
+}
+
+// One shard's matches in run numbers, fetched a page at a time.
+struct ShardStream {
+  size_t shard = 0;
+  std::shared_ptr<const Table> table;
+  SearchRequest local;
+  std::vector<WindowItem> page;  // in run order
+  size_t next = 0;               // first unmerged item of `page`
+  bool more = false;             // the shard may hold matches after `page`
+};
+
+// Fills `s.page` from where the last page ended; false: not answered from
+// the index (the caller scans).
+absl::StatusOr<bool> Fetch(const RunShards& run, ShardStream& s, uint64_t* scanned) {
+  absl::StatusOr<SearchResult> r = Search(*s.table, s.local);
+  if (!r.ok()) return run.Named(s.shard, r.status());
+  if (!r->indexed) return false;
+  *scanned += r->scanned;
+  const RunShardMap& m = run.shards()[s.shard];
+  for (WindowItem& item : r->matches) {
+    item.track = m.tracks[item.track];
+    run.RowToGlobal(s.shard, item.track, &item.row);
+  }
+  s.page = std::move(r->matches);
+  s.next = 0;
+  s.more = r->more && !s.page.empty();
+  s.local.after = r->next;
+  s.local.limit = std::min<uint64_t>(s.local.limit * 2, 4096);  // a shard that keeps winning asks for more at once
+  return true;
 }
 
 }  // namespace
@@ -66,10 +96,7 @@ absl::StatusOr<std::optional<SearchResult>> RunIndexSearch(const Table& t, const
   for (uint32_t id : request.tracks) {
     if (id < wanted.size()) wanted[id] = true;
   }
-  SearchResult out;
-  out.indexed = true;
-  out.scanned_to = request.end;
-  std::vector<WindowItem> all;
+  std::vector<ShardStream> streams;
   for (size_t i = 0; i < run.shards().size(); ++i) {
     const RunShardMap& s = run.shards()[i];
     SearchRequest local = LocalRequest(run, s, request, wanted);
@@ -85,20 +112,57 @@ absl::StatusOr<std::optional<SearchResult>> RunIndexSearch(const Table& t, const
       if (s.incomplete) return std::nullopt;
       continue;
     }
-    absl::StatusOr<std::shared_ptr<const Table>> shard = run.Acquire(i);
+    streams.push_back(ShardStream{.shard = i, .local = std::move(local)});
+  }
+  // The page needs limit + 1 matches in all. Each shard is first asked for
+  // a share of them, not all: with many shards of a common name, asking
+  // each for limit + 1 read ~shards× the tiles one table reads. A shard
+  // whose page runs out while it still leads is asked for its next page,
+  // so the merge is exact either way.
+  const uint64_t want = request.limit + 1;
+  const uint64_t share = std::clamp<uint64_t>(2 * want / std::max<size_t>(streams.size(), 1) + 1, 2, want);
+  SearchResult out;
+  out.indexed = true;
+  out.scanned_to = request.end;
+  for (ShardStream& s : streams) {
+    absl::StatusOr<std::shared_ptr<const Table>> shard = run.Acquire(s.shard);
     if (!shard.ok()) return shard.status();
     if (!(*shard)->meta().has_search_index()) return std::nullopt;
-    absl::StatusOr<SearchResult> r = Search(**shard, local);
-    if (!r.ok()) return run.Named(i, r.status());
-    if (!r->indexed) return std::nullopt;
-    out.scanned += r->scanned;
-    for (WindowItem& m : r->matches) {
-      m.track = s.tracks[m.track];
-      run.RowToGlobal(i, m.track, &m.row);
-      all.push_back(std::move(m));
-    }
+    s.table = *std::move(shard);
+    s.local.limit = share;
+    absl::StatusOr<bool> fetched = Fetch(run, s, &out.scanned);
+    if (!fetched.ok()) return fetched.status();
+    if (!*fetched) return std::nullopt;
   }
-  std::sort(all.begin(), all.end(), Before);
+  // Min-heap of streams by their next match.
+  auto after = [&](size_t a, size_t b) {
+    return Before(streams[b].page[streams[b].next], streams[a].page[streams[a].next]);
+  };
+  std::vector<size_t> heap;
+  for (size_t k = 0; k < streams.size(); ++k) {
+    if (!streams[k].page.empty()) heap.push_back(k);
+  }
+  std::make_heap(heap.begin(), heap.end(), after);
+  std::vector<WindowItem> all;
+  while (!heap.empty() && all.size() < want) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    ShardStream& s = streams[heap.back()];
+    all.push_back(std::move(s.page[s.next++]));
+    if (s.next == s.page.size()) {
+      if (!s.more) {
+        heap.pop_back();
+        continue;
+      }
+      absl::StatusOr<bool> fetched = Fetch(run, s, &out.scanned);
+      if (!fetched.ok()) return fetched.status();
+      if (!*fetched) return std::nullopt;
+      if (s.page.empty()) {
+        heap.pop_back();
+        continue;
+      }
+    }
+    std::push_heap(heap.begin(), heap.end(), after);
+  }
   if (all.size() > request.limit) {
     out.more = true;
     out.scanned_to = all[request.limit].row.ts;

@@ -7,9 +7,12 @@
 // Exact because each shard's map to the run is monotone: times are shifted,
 // event ids keep their order, and a shard's tracks keep theirs (checked here;
 // a shard whose do not is not fanned out to). So the run's cursor becomes, in
-// each shard, the last local position at or before it, and the first `limit`
-// matches of the union of each shard's first `limit` are the run's first
-// `limit`. An indexed search fills its page, so no shard stops early.
+// each shard, the last local position at or before it, and each shard's
+// matches after it, in order, are a sorted stream of the run's. The page is
+// a k-way merge of those streams, each read a small page at a time and asked
+// for its next page only when it runs out while it leads: exact, and a
+// common name over many shards reads about the tiles one table would, not
+// `limit` matches' worth per shard.
 //
 // A shard whose span lies wholly before or after the requested one holds
 // no match and is not asked (nor opened).
