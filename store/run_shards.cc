@@ -183,6 +183,7 @@ absl::Status RunShards::ReadTiles(uint32_t track, TileSection section, int level
     for (size_t k = first; k < rows->size(); ++k) ToGlobal(s, async, &(*rows)[k]);
     return absl::OkStatus();
   }
+  ++shard_tile_reads_;
   absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
   if (!t.ok()) return t.status();
   if (absl::Status st = (*t)->ReadTiles(local, section, level, from - s.time_offset, to - s.time_offset, rows,
@@ -209,6 +210,14 @@ absl::StatusOr<ThreadTimeEntry> RunShards::ThreadTime(uint64_t event_id) const {
   size_t i = 0;
   uint64_t local = 0;
   if (!LocalId(event_id, &i, &local)) return absl::NotFoundError(absl::StrCat("no event ", event_id));
+  // An event of the view's coarse tiles has its thread time there too.
+  if (const CoarseTiles* c = shards_[i].coarse.get(); c != nullptr) {
+    if (const ThreadTimeEntry* e = c->ThreadTime(local); e != nullptr) {
+      ThreadTimeEntry out = *e;
+      out.slot = static_cast<uint32_t>(event_id & 255);
+      return out;
+    }
+  }
   absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
   if (!t.ok()) return t.status();
   absl::StatusOr<ThreadTimeEntry> e = (*t)->ThreadTime(local);

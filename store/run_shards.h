@@ -93,6 +93,10 @@ class RunShards {
   // How many times a shard was opened for reads (Acquire): 0 while every
   // read was answered from the view's coarse tiles.
   size_t opened_for_reads() const { return opened_for_reads_; }
+  // How many tile reads went to a shard rather than to the view's coarse
+  // tiles. (A window may still open a shard for what tiles do not hold: the
+  // thread time of an event it answers, store/run_shards.cc ThreadTime.)
+  size_t shard_tile_reads() const { return shard_tile_reads_; }
 
   absl::Status ReadTiles(uint32_t track, TileSection section, int level, int64_t from, int64_t to,
                          std::vector<TileRow>* rows, ReadStats* stats) const;
@@ -148,6 +152,7 @@ class RunShards {
   mutable absl::flat_hash_map<size_t, decltype(lru_)::iterator> open_;
   mutable std::atomic<size_t> opened_with_strings_{0};
   mutable std::atomic<size_t> opened_for_reads_{0};
+  mutable std::atomic<size_t> shard_tile_reads_{0};
   mutable std::mutex reverse_mu_;
   mutable std::vector<std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>>> local_strings_;
 };

@@ -22,7 +22,8 @@ absl::Status Damaged(const Table& t, std::string_view why) {
 
 // Every tile of (track, section, level) as the shard stores it, each decoded
 // once so that a damaged one is an error here rather than in the view.
-absl::Status RawSection(const Table& t, uint32_t track, TileSection section, int level, std::vector<RawTile>* out) {
+absl::Status RawSection(const Table& t, uint32_t track, TileSection section, int level, std::vector<RawTile>* out,
+                        std::vector<uint64_t>* thread_time_ids) {
   std::unique_ptr<leveldb::Iterator> it = t.NewIterator();
   it->Seek(EncodeTileKey(TileKey{track, section, static_cast<uint8_t>(level), 0}));
   std::vector<TileRow> scratch;
@@ -35,6 +36,11 @@ absl::Status RawSection(const Table& t, uint32_t track, TileSection section, int
     if (absl::Status s = DecodeTile(r.value, t.TileStart(k), &scratch); !s.ok()) {
       return Damaged(t, absl::StrCat("tile of track ", track, " level ", level, ": ", s.message()));
     }
+    for (const TileRow& row : scratch) {
+      if (section == TileSection::kEvents && row.count == 1 && (row.flags & kFlagHasThreadTime)) {
+        thread_time_ids->push_back(row.id);
+      }
+    }
     out->push_back(std::move(r));
   }
   if (!it->status().ok()) return Damaged(t, it->status().ToString());
@@ -46,6 +52,9 @@ void PutBytes(std::string* out, std::string_view b) {
   out->append(b);
 }
 
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
 absl::Status Corrupt(std::string_view why) {
   return absl::DataLossError(absl::StrCat("corrupt run view: coarse tiles: ", Av(why)));
 }
@@ -56,19 +65,23 @@ absl::StatusOr<std::string> CollectCoarseTiles(const Table& shard, size_t budget
   const int num_levels = static_cast<int>(shard.meta().num_levels());
   const int tracks = shard.resources().tracks_size();
   std::string sections;  // the section records of the levels kept so far
+  std::vector<uint64_t> thread_time_ids;
   uint64_t count = 0;
   size_t used = 0;
   int from = 0;
   // Coarsest first: a level is kept only with every level above it.
   for (int level = num_levels - 1; level >= 1; --level) {
     std::string records;
+    std::vector<uint64_t> ids;
     uint64_t n = 0;
     size_t bytes = 0;
     for (int t = 0; t < tracks; ++t) {
       for (TileSection section : {TileSection::kSummaries, TileSection::kEvents}) {
         if (section == TileSection::kSummaries && !HasSummaryTiles(level)) continue;
         std::vector<RawTile> tiles;
-        if (absl::Status s = RawSection(shard, static_cast<uint32_t>(t), section, level, &tiles); !s.ok()) return s;
+        if (absl::Status s = RawSection(shard, static_cast<uint32_t>(t), section, level, &tiles, &ids); !s.ok()) {
+          return s;
+        }
         if (tiles.empty()) continue;
         AppendVarint(&records, static_cast<uint64_t>(t));
         records.push_back(static_cast<char>(section));
@@ -82,9 +95,11 @@ absl::StatusOr<std::string> CollectCoarseTiles(const Table& shard, size_t budget
         ++n;
       }
     }
+    bytes += ids.size() * 8;  // about a thread time's record
     if (used + bytes > budget) break;
     used += bytes;
     sections += records;
+    thread_time_ids.insert(thread_time_ids.end(), ids.begin(), ids.end());
     count += n;
     from = level;
   }
@@ -93,6 +108,22 @@ absl::StatusOr<std::string> CollectCoarseTiles(const Table& shard, size_t budget
   AppendVarint(&out, static_cast<uint64_t>(from));
   AppendVarint(&out, count);
   out += sections;
+  // The thread times of the events kept, by local id.
+  std::sort(thread_time_ids.begin(), thread_time_ids.end());
+  thread_time_ids.erase(std::unique(thread_time_ids.begin(), thread_time_ids.end()), thread_time_ids.end());
+  AppendVarint(&out, thread_time_ids.size());
+  for (uint64_t id : thread_time_ids) {
+    absl::StatusOr<ThreadTimeEntry> e = shard.ThreadTime(id);
+    if (!e.ok()) {
+      // Its row says it has one: not finding it is damage.
+      return absl::IsNotFound(e.status()) ? Damaged(shard, absl::StrCat("event ", id, " has no thread time"))
+                                          : e.status();
+    }
+    AppendVarint(&out, id);
+    out.push_back(static_cast<char>((e->tts ? 1 : 0) | (e->tdur ? 2 : 0)));
+    if (e->tts) AppendVarint(&out, ZigZag(*e->tts));
+    if (e->tdur) AppendVarint(&out, ZigZag(*e->tdur));
+  }
   return out;
 }
 
@@ -138,7 +169,24 @@ absl::StatusOr<std::shared_ptr<const CoarseTiles>> ParseCoarseTiles(std::string 
       pos += size;
     }
   }
-  if (pos != s.size()) return Corrupt("bytes after the last section");
+  uint64_t thread_times = 0, last = 0;
+  if (!ReadVarint(s, &pos, &thread_times) || thread_times > s.size()) return Corrupt("cut short");
+  c->thread_times_.reserve(thread_times);
+  for (uint64_t k = 0; k < thread_times; ++k) {
+    uint64_t id = 0, tts = 0, tdur = 0;
+    if (!ReadVarint(s, &pos, &id) || pos >= s.size() || (k > 0 && id <= last) || id == 0) {
+      return Corrupt("thread times cut short or out of order");
+    }
+    last = id;
+    const uint8_t has = static_cast<uint8_t>(s[pos++]);
+    if (has > 3 || ((has & 1) && !ReadVarint(s, &pos, &tts)) || ((has & 2) && !ReadVarint(s, &pos, &tdur))) {
+      return Corrupt("a thread time does not parse");
+    }
+    ThreadTimeEntry& e = c->thread_times_[id];
+    if (has & 1) e.tts = UnZigZag(tts);
+    if (has & 2) e.tdur = UnZigZag(tdur);
+  }
+  if (pos != s.size()) return Corrupt("bytes after the last thread time");
   return std::shared_ptr<const CoarseTiles>(std::move(c));
 }
 

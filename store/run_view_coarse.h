@@ -13,7 +13,9 @@
 //    SummarySource(L) >= F is answered from here, and any other read goes
 //    to the shard: which windows qualify follows from the level they read.
 //  - Read() appends what Table::ReadTiles of the shard would (the same
-//    tiles, so the same rows and the same ReadStats).
+//    tiles, so the same rows and the same ReadStats). The thread times of
+//    the events in those event tiles are copied too (Table::ThreadTime),
+//    since a window answering an event shows them.
 //  - F is the smallest level whose tiles, with those of all coarser levels,
 //    fit in a byte budget per shard (kCoarseViewBytesPerShard); a shard
 //    whose top level alone exceeds it has none (F = 0).
@@ -34,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "format/keys.h"
+#include "format/thread_time_codec.h"
 #include "format/tile_codec.h"
 #include "format/tracetable.pb.h"
 #include "store/table.h"
@@ -57,6 +60,12 @@ class CoarseTiles {
   // times); `min_ts` is the shard's TableMeta.min_ts. Covers() must hold.
   absl::Status Read(uint32_t track, TileSection section, int level, int64_t from, int64_t to, int64_t min_ts,
                     std::vector<TileRow>* rows, ReadStats* stats) const;
+  // The thread time of the shard's local event `id` when an event tile here
+  // holds it (a window answering that event needs it), else null.
+  const ThreadTimeEntry* ThreadTime(uint64_t id) const {
+    auto it = thread_times_.find(id);
+    return it == thread_times_.end() ? nullptr : &it->second;
+  }
   // The encoded field (docs/format.md), as written.
   const std::string& bytes() const { return bytes_; }
 
@@ -74,6 +83,7 @@ class CoarseTiles {
   std::string bytes_;
   int from_level_ = 0, num_levels_ = 0;
   absl::flat_hash_map<uint64_t, std::vector<Tile>> sections_;
+  absl::flat_hash_map<uint64_t, ThreadTimeEntry> thread_times_;
 };
 
 // The coarse field of `shard` (an open table): its tiles of the levels from
