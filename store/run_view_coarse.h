@@ -43,9 +43,10 @@
 
 namespace tracetable {
 
-// Bytes of tile values a view entry may hold per shard: ~20 MB more view
-// for 1,000 shards at most; the generated 20k-event host needs ~13 KB for
-// levels 9-10 (bench/results/2026-11-27-vm-run-view-coarse.md).
+// Bytes of tile values (and thread times) a view entry may hold per shard,
+// so at most ~25 MB more view for 1,000 shards. The generated 20k-event host
+// keeps levels 8-10 in ~16 KB (levels 9-10, what its whole-run window reads,
+// in ~6 KB; bench/results/2026-11-27-vm-run-view-coarse.md).
 inline constexpr size_t kCoarseViewBytesPerShard = 24 << 10;
 
 class CoarseTiles {
