@@ -9,6 +9,7 @@
 #include "format/tracetable.pb.h"
 #include "leveldb/cache.h"
 #include "store/run_manifest.h"
+#include "store/run_view_coarse.h"
 
 namespace tracetable {
 namespace {
@@ -85,6 +86,7 @@ absl::StatusOr<std::shared_ptr<const Table>> RunShards::Acquire(size_t i) const 
     lru_.splice(lru_.begin(), lru_, it->second);
     return lru_.front().second;
   }
+  ++opened_for_reads_;
   absl::StatusOr<std::unique_ptr<Table>> t = Open(i, shard_options_);
   if (!t.ok()) return t.status();
   lru_.emplace_front(i, std::shared_ptr<const Table>(std::move(*t)));
@@ -169,9 +171,21 @@ absl::Status RunShards::ReadTiles(uint32_t track, TileSection section, int level
                         "the shard's summary grid (min_ts, levels) differs from the run's; only resolution 0 "
                         "can be answered exactly (rebuild the shard with the run's grid)"));
   }
+  const size_t first = rows->size();
+  // The view's copy of the shard's coarse tiles answers as the shard would,
+  // without opening it (store/run_view_coarse.h).
+  if (s.coarse && s.coarse->Covers(section, level)) {
+    if (absl::Status st = s.coarse->Read(local, section, level, from - s.time_offset, to - s.time_offset, s.min_ts,
+                                         rows, stats);
+        !st.ok()) {
+      return Named(i, st);
+    }
+    for (size_t k = first; k < rows->size(); ++k) ToGlobal(s, async, &(*rows)[k]);
+    return absl::OkStatus();
+  }
+  ++shard_tile_reads_;
   absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
   if (!t.ok()) return t.status();
-  const size_t first = rows->size();
   if (absl::Status st = (*t)->ReadTiles(local, section, level, from - s.time_offset, to - s.time_offset, rows,
                                         stats);
       !st.ok()) {
@@ -196,6 +210,14 @@ absl::StatusOr<ThreadTimeEntry> RunShards::ThreadTime(uint64_t event_id) const {
   size_t i = 0;
   uint64_t local = 0;
   if (!LocalId(event_id, &i, &local)) return absl::NotFoundError(absl::StrCat("no event ", event_id));
+  // An event of the view's coarse tiles has its thread time there too.
+  if (const CoarseTiles* c = shards_[i].coarse.get(); c != nullptr) {
+    if (const ThreadTimeEntry* e = c->ThreadTime(local); e != nullptr) {
+      ThreadTimeEntry out = *e;
+      out.slot = static_cast<uint32_t>(event_id & 255);
+      return out;
+    }
+  }
   absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
   if (!t.ok()) return t.status();
   absl::StatusOr<ThreadTimeEntry> e = (*t)->ThreadTime(local);

@@ -33,6 +33,8 @@ class Cache;
 
 namespace tracetable {
 
+class CoarseTiles;
+
 struct RunShardMap {
   std::string host;
   std::string dir;       // absolute
@@ -53,6 +55,9 @@ struct RunShardMap {
   // end (kept as incomplete: they last to its own end, in the run to the
   // run's), both from its TableMeta.
   bool stats_index = false, incomplete = false;
+  // Its tiles at its coarsest levels, from the run's view (null: none):
+  // reads they cover open no shard (store/run_view_coarse.h).
+  std::shared_ptr<const CoarseTiles> coarse;
 };
 
 class RunShards {
@@ -85,6 +90,13 @@ class RunShards {
   // view that matches its manifest.
   size_t opened_with_strings() const { return opened_with_strings_; }
   size_t open_shards() const;
+  // How many times a shard was opened for reads (Acquire): 0 while every
+  // read was answered from the view's coarse tiles.
+  size_t opened_for_reads() const { return opened_for_reads_; }
+  // How many tile reads went to a shard rather than to the view's coarse
+  // tiles. (A window may still open a shard for what tiles do not hold: the
+  // thread time of an event it answers, store/run_shards.cc ThreadTime.)
+  size_t shard_tile_reads() const { return shard_tile_reads_; }
 
   absl::Status ReadTiles(uint32_t track, TileSection section, int level, int64_t from, int64_t to,
                          std::vector<TileRow>* rows, ReadStats* stats) const;
@@ -139,6 +151,8 @@ class RunShards {
   mutable std::list<std::pair<size_t, std::shared_ptr<const Table>>> lru_;  // front = most recent
   mutable absl::flat_hash_map<size_t, decltype(lru_)::iterator> open_;
   mutable std::atomic<size_t> opened_with_strings_{0};
+  mutable std::atomic<size_t> opened_for_reads_{0};
+  mutable std::atomic<size_t> shard_tile_reads_{0};
   mutable std::mutex reverse_mu_;
   mutable std::vector<std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>>> local_strings_;
 };

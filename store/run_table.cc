@@ -91,6 +91,7 @@ class RunTableMaker {
     const ViewShard* v = whole_view_                           ? &view_->shards[i]
                          : view_ && !m.table_id.empty() ? view_->Find(m.table_id)
                                                         : nullptr;
+    if (v != nullptr) m.coarse = v->coarse;
     if (whole_view_) {
       Place(i, v->identity, v->meta, v->resources);
       m.strings = v->strings;

@@ -57,11 +57,12 @@ bool GetIds(std::string_view s, size_t* pos, size_t limit, std::vector<uint32_t>
   return true;
 }
 
-absl::StatusOr<ViewShard> DecodeShard(std::string_view s, size_t* pos, size_t num_strings) {
-  std::string_view id, meta, resources;
+absl::StatusOr<ViewShard> DecodeShard(std::string_view s, size_t* pos, size_t num_strings, uint64_t version) {
+  std::string_view id, meta, resources, coarse;
   ViewShard h;
   if (!GetBytes(s, pos, &id) || !GetBytes(s, pos, &meta) || !GetBytes(s, pos, &resources) ||
-      !GetIds(s, pos, num_strings, &h.strings) || !GetIds(s, pos, num_strings, &h.async_strings)) {
+      !GetIds(s, pos, num_strings, &h.strings) || !GetIds(s, pos, num_strings, &h.async_strings) ||
+      (version >= 2 && !GetBytes(s, pos, &coarse))) {
     return Corrupt("a shard's entry is cut short or maps outside the string table");
   }
   h.identity = std::string(id);
@@ -77,6 +78,10 @@ absl::StatusOr<ViewShard> DecodeShard(std::string_view s, size_t* pos, size_t nu
       (!h.async_strings.empty() && h.async_strings.size() != h.strings.size())) {
     return Corrupt(absl::StrCat("the entry of shard ", h.identity, " disagrees with its metadata"));
   }
+  h.coarse_known = version >= 2;
+  absl::StatusOr<std::shared_ptr<const CoarseTiles>> c = ParseCoarseTiles(std::string(coarse), h.meta, h.resources);
+  if (!c.ok()) return Corrupt(absl::StrCat("the entry of shard ", h.identity, ": ", c.status().message()));
+  h.coarse = *std::move(c);
   return h;
 }
 
@@ -152,9 +157,9 @@ void RunView::Index() {
   for (size_t i = 0; i < shards.size(); ++i) by_identity_.emplace(shards[i].identity, i);
 }
 
-std::string EncodeRunView(const RunView& view) {
+std::string EncodeRunView(const RunView& view, uint32_t version) {
   std::string p;
-  AppendVarint(&p, kRunViewFormatVersion);
+  AppendVarint(&p, version);
   PutBytes(&p, view.run_id);
   AppendVarint(&p, view.generation);
   proto::StringChunk chunk;
@@ -167,6 +172,7 @@ std::string EncodeRunView(const RunView& view) {
     PutBytes(&p, h.resources.SerializeAsString());
     PutIds(&p, h.strings);
     PutIds(&p, h.async_strings);
+    if (version >= 2) PutBytes(&p, h.coarse ? std::string_view(h.coarse->bytes()) : std::string_view());
   }
   std::string out(kMagic);
   PutFixed32(&out, static_cast<uint32_t>(p.size()));
@@ -185,8 +191,10 @@ absl::StatusOr<RunView> DecodeRunView(std::string_view bytes) {
   RunView v;
   std::string_view run_id, strings;
   if (!ReadVarint(p, &pos, &version)) return Corrupt("cut short");
-  if (version != kRunViewFormatVersion) {
-    return Corrupt(absl::StrCat("format version ", version, " (this tracetable reads ", kRunViewFormatVersion, ")"));
+  // Version 1 is version 2 without the entries' coarse tiles.
+  if (version != 1 && version != kRunViewFormatVersion) {
+    return Corrupt(absl::StrCat("format version ", version, " (this tracetable reads 1 and ", kRunViewFormatVersion,
+                                ")"));
   }
   proto::StringChunk chunk;
   if (!GetBytes(p, &pos, &run_id) || !ReadVarint(p, &pos, &v.generation) || !GetBytes(p, &pos, &strings) ||
@@ -202,7 +210,7 @@ absl::StatusOr<RunView> DecodeRunView(std::string_view bytes) {
                    std::make_move_iterator(chunk.mutable_strings()->end()));
   v.shards.reserve(count);
   for (uint64_t k = 0; k < count; ++k) {
-    absl::StatusOr<ViewShard> h = DecodeShard(p, &pos, v.strings.size());
+    absl::StatusOr<ViewShard> h = DecodeShard(p, &pos, v.strings.size(), version);
     if (!h.ok()) return h.status();
     v.shards.push_back(*std::move(h));
   }
@@ -246,6 +254,26 @@ std::vector<std::string> UsedPrefix(const RunView& old, size_t k) {
   return std::vector<std::string>(old.strings.begin(), old.strings.begin() + top + 1);
 }
 
+// The shard's coarse tiles, copied from it. A shard whose tiles do not read
+// gets none: reads of those levels go to it and meet the damage there.
+void SetCoarse(const Table& t, ViewShard* h) {
+  h->coarse_known = true;
+  h->coarse = nullptr;
+  absl::StatusOr<std::string> bytes = CollectCoarseTiles(t);
+  if (!bytes.ok()) return;
+  absl::StatusOr<std::shared_ptr<const CoarseTiles>> c = ParseCoarseTiles(*std::move(bytes), h->meta, h->resources);
+  if (c.ok()) h->coarse = *std::move(c);
+}
+
+// An entry kept from a version-1 view has no coarse tiles: the shard is
+// opened once to collect them.
+void CollectMissingCoarse(const std::string& run_path, const RunShardInfo& s, ViewShard* h) {
+  if (h->coarse_known) return;
+  absl::StatusOr<std::unique_ptr<Table>> t = Table::Open(absl::StrCat(run_path, "/", s.dir));
+  if (!t.ok() || (*t)->identity() != h->identity) return;
+  SetCoarse(**t, h);
+}
+
 }  // namespace
 
 RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, RunView* old) {
@@ -254,7 +282,10 @@ RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, Ru
   v.generation = manifest.generation;
   const size_t kept = old ? SamePrefix(manifest, *old) : 0;
   RunStrings strings = kept > 0 ? RunStrings(UsedPrefix(*old, kept)) : RunStrings();
-  for (size_t i = 0; i < kept; ++i) v.shards.push_back(std::move(old->shards[i]));
+  for (size_t i = 0; i < kept; ++i) {
+    v.shards.push_back(std::move(old->shards[i]));
+    CollectMissingCoarse(run_path, manifest.shards[i], &v.shards.back());
+  }
   std::vector<uint32_t> seen(old ? old->strings.size() : 0, UINT32_MAX);
   for (size_t i = kept; i < manifest.shards.size(); ++i) {
     const RunShardInfo& s = manifest.shards[i];
@@ -263,6 +294,7 @@ RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, Ru
       ViewShard h = std::move(old->shards[static_cast<size_t>(o - old->shards.data())]);
       const std::vector<uint32_t> local = std::move(h.strings);
       strings.AddMapped(i, old->strings, local, HasAsyncTracks(h.resources), &seen, &h.strings, &h.async_strings);
+      CollectMissingCoarse(run_path, s, &h);
       v.shards.push_back(std::move(h));
       continue;
     }
@@ -275,6 +307,7 @@ RunView MakeRunView(const std::string& run_path, const RunManifest& manifest, Ru
     std::vector<std::string> local;
     for (size_t k = 0; k < (*t)->num_strings(); ++k) local.emplace_back((*t)->String(static_cast<uint32_t>(k)));
     strings.AddShard(i, local, HasAsyncTracks(h.resources), &h.strings, &h.async_strings);
+    SetCoarse(**t, &h);
     v.shards.push_back(std::move(h));
   }
   v.strings = strings.Take();

@@ -18,6 +18,11 @@
 //    framed fields, every entry re-checked as a table's own metadata is
 //    (store/meta_check.h) and every map entry in range; anything else is
 //    DataLoss "corrupt run view".
+//  - Each entry also holds the shard's tiles at its coarsest levels
+//    (store/run_view_coarse.h), so a run answers its whole-run windows
+//    without opening a shard. Views of version 1 have none: their entries
+//    are used as before and reads of those levels open the shards; the next
+//    manifest update fills them in.
 //  - Only UpdateRunManifest (store/run_manifest.h) writes it, under the
 //    run's lock, right after RUN; entries of the old view are reused by
 //    identity, so adding a host opens only that host's shard.
@@ -25,6 +30,7 @@
 #define TRACETABLE_STORE_RUN_VIEW_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +38,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "format/tracetable.pb.h"
+#include "store/run_view_coarse.h"
 
 namespace tracetable {
 
@@ -39,7 +46,7 @@ class Table;
 struct RunManifest;
 
 inline constexpr char kRunViewFileName[] = "RUN.view";
-inline constexpr uint32_t kRunViewFormatVersion = 1;
+inline constexpr uint32_t kRunViewFormatVersion = 2;
 
 // The run's string table, made shard by shard as one ingest of the shards'
 // inputs interns (store/table_builder.cc): each shard's strings in its own
@@ -73,6 +80,10 @@ struct ViewShard {
   proto::ResourceTable resources;
   std::vector<uint32_t> strings;        // local string id -> RunView::strings
   std::vector<uint32_t> async_strings;  // async keys: local id -> "key|input N" (empty: none)
+  std::shared_ptr<const CoarseTiles> coarse;  // null: none
+  // Whether `coarse` was collected (false for entries of a version-1 view:
+  // the next MakeRunView opens the shard to collect them).
+  bool coarse_known = false;
 };
 
 struct RunView {
@@ -93,7 +104,8 @@ struct RunView {
   absl::flat_hash_map<std::string, size_t> by_identity_;
 };
 
-std::string EncodeRunView(const RunView& view);
+// `version` 1 (for tests of old views) leaves the coarse tiles out.
+std::string EncodeRunView(const RunView& view, uint32_t version = kRunViewFormatVersion);
 absl::StatusOr<RunView> DecodeRunView(std::string_view bytes);
 
 // NotFound when the run has no view; DataLoss "corrupt run view" when it

@@ -85,6 +85,9 @@ class RunViewWriteTest : public ::testing::Test {
       EXPECT_EQ(Deterministic(d.resources), Deterministic(s.resources)) << what << ", shard " << i;
       EXPECT_EQ(d.strings, s.strings) << what << ", shard " << i;
       EXPECT_EQ(d.async_strings, s.async_strings) << what << ", shard " << i;
+      // The coarse tiles are copied from the shard: the same whichever way.
+      ASSERT_TRUE(d.coarse && s.coarse) << what << ", shard " << i;
+      EXPECT_EQ(d.coarse->bytes(), s.coarse->bytes()) << what << ", shard " << i;
     }
   }
   static std::string Deterministic(const google::protobuf::Message& msg) {
