@@ -162,7 +162,7 @@ absl::Status TableBuilder::Open() {
     memory_ = std::make_unique<MemoryProfileBuilder>(temp_dir_ + "-spill/memory",
                                                    options_.memory_budget / 32 / sizeof(MemoryRecord));
   }
-  strings_.push_back("");
+  strings_.push_back(0);
   table_string_of_shared_.push_back(0);  // "" is 0 in both
   return absl::OkStatus();
 }
@@ -190,8 +190,8 @@ uint32_t TableBuilder::InternShared(uint32_t shared_id) {
   uint32_t& id = table_string_of_shared_[shared_id];
   if (id != kNoString) return id;
   id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace_back(shared_strings_.Text(shared_id));
-  if (memory_) memory_->NoteString(id, strings_.back());
+  strings_.push_back(shared_id);
+  if (memory_) memory_->NoteString(id, shared_strings_.Text(shared_id));
   return id;
 }
 
@@ -261,7 +261,11 @@ uint32_t TableBuilder::AsyncTrack(IdToken pid, std::string_view name) {
 
 uint32_t TableBuilder::InputAsyncKey(uint32_t key) {
   auto [it, inserted] = input_async_keys_.try_emplace((uint64_t{static_cast<uint32_t>(current_input_)} << 32) | key, 0);
-  if (inserted) it->second = key < strings_.size() ? Intern(absl::StrCat(strings_[key], "|input ", current_input_)) : key;
+  if (inserted) {
+    it->second = key < strings_.size()
+                     ? Intern(absl::StrCat(Av(shared_strings_.Text(strings_[key])), "|input ", current_input_))
+                     : key;
+  }
   return it->second;
 }
 
@@ -771,7 +775,7 @@ absl::Status TableBuilder::WriteStrings() {
   for (size_t first = 0, chunk = 0; first < strings_.size(); first += kStringsPerChunk, ++chunk) {
     proto::StringChunk c;
     const size_t last = std::min(strings_.size(), first + kStringsPerChunk);
-    for (size_t i = first; i < last; ++i) c.add_strings(strings_[i]);
+    for (size_t i = first; i < last; ++i) c.add_strings(std::string(shared_strings_.Text(strings_[i])));
     if (absl::Status s = Put(StringChunkKey(chunk), c.SerializeAsString()); !s.ok()) return s;
     meta_.set_num_string_chunks(chunk + 1);
   }

@@ -200,9 +200,10 @@ class TableBuilder : public EventSink {
   std::unique_ptr<MemoryProfileBuilder> memory_;
   bool finished_ = false;
 
-  // Strings: the table's, in the order of their first use, and the table
-  // id of each shared id (kNoString until first used).
-  std::vector<std::string> strings_;
+  // Strings: the table's, in the order of their first use, as shared ids
+  // (their texts live once, in shared_strings_), and the table id of each
+  // shared id (kNoString until first used).
+  std::vector<uint32_t> strings_;
   SharedStrings shared_strings_;
   static constexpr uint32_t kNoString = UINT32_MAX;
   std::vector<uint32_t> table_string_of_shared_;
