@@ -185,6 +185,36 @@ class ExternalSorter {
     return absl::OkStatus();
   }
   size_t size() const { return buffer_.size() + spilled_; }
+  size_t max_records() const { return max_records_; }
+
+  // Holds at most `max_records` from now on (at least 1024, as at
+  // construction): a smaller limit spills what is over it, and hands the
+  // pages of the buffer beyond the new limit back to the system, which
+  // shrinking the vector would not (the pages stay resident until unmapped
+  // or advised away, and the buffer never refills them). A limit above the
+  // buffer's capacity takes effect at the next fill after a merge.
+  absl::Status SetMaxRecords(size_t max_records) {
+    max_records = std::max<size_t>(max_records, 1024);
+    const size_t old = max_records_;
+    if (max_records >= old) {
+      // Only up to what is reserved: pushing past capacity would reallocate.
+      if (buffer_.capacity() == 0) max_records_ = max_records;
+      else max_records_ = std::min(max_records, buffer_.capacity());
+      return absl::OkStatus();
+    }
+    max_records_ = max_records;
+    if (buffer_.size() >= max_records_) {
+      if (absl::Status s = Spill(); !s.ok()) return s;
+    }
+    if (buffer_.capacity() > 0) {
+      constexpr uintptr_t kPage = 4096;
+      const uintptr_t begin =
+          (reinterpret_cast<uintptr_t>(buffer_.data() + max_records_) + kPage - 1) & ~(kPage - 1);
+      const uintptr_t end = reinterpret_cast<uintptr_t>(buffer_.data() + buffer_.capacity()) & ~(kPage - 1);
+      if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
+    return absl::OkStatus();
+  }
   int runs() const { return static_cast<int>(runs_.size()); }
 
   // Sorts the buffer and writes it as runs. The buffer keeps its capacity:

@@ -26,7 +26,10 @@ ProducerSink::ProducerSink(PipelineQueue* queue, InputClock* clock)
   strings_[""] = 0;
 }
 
-ProducerSink::~ProducerSink() { Close(); }
+ProducerSink::~ProducerSink() {
+  Close();
+  queue_->strings()->Charge(-static_cast<int64_t>(strings_bytes_));
+}
 
 Op& ProducerSink::Push(Op::Type type) {
   if (batch_->used >= kBatchOps) Send();
@@ -66,18 +69,26 @@ void ProducerSink::BeginInput(std::string_view path, std::string_view host) {
 }
 
 uint32_t ProducerSink::Intern(std::string_view s) {
-  auto it = strings_.find(Av(s));
+  auto it = strings_.find(s);
   if (it != strings_.end()) return it->second;
   const uint32_t id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace(std::string(s), id);
+  std::string_view stored;
+  const uint32_t shared = queue_->strings()->Intern(s, &stored);
+  strings_.emplace(stored, id);
+  // A slot (view and id) and a control byte per slot of capacity.
+  const size_t bytes = strings_.capacity() * (sizeof(std::pair<std::string_view, uint32_t>) + 1);
+  if (bytes != strings_bytes_) {
+    queue_->strings()->Charge(static_cast<int64_t>(bytes) - static_cast<int64_t>(strings_bytes_));
+    strings_bytes_ = bytes;
+  }
   // The consumer learns ids in order.
-  Push(Op::kString).number = queue_->strings()->Intern(s);
+  Push(Op::kString).number = shared;
   return id;
 }
 
 // The map of a worker holds every name it has seen (68k on the bench trace,
 // megabytes): a lookup is a cache miss on its slot, which this starts early.
-void ProducerSink::PrefetchIntern(std::string_view s) { strings_.prefetch(Av(s)); }
+void ProducerSink::PrefetchIntern(std::string_view s) { strings_.prefetch(s); }
 
 absl::StatusOr<int64_t> ProducerSink::ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) {
   if (!clock_->have_origin) {

@@ -131,7 +131,11 @@ class ProducerSink : public EventSink {
   int producer_;
   int slot_ = -1;
   std::unique_ptr<pipeline::Batch> batch_;
-  absl::flat_hash_map<std::string, uint32_t> strings_;
+  // Keys view the shared table's copies (store/shared_strings.h), so a
+  // string's text is held once however many producers know it; the map's
+  // bytes are charged to the shared table (see its bytes()).
+  absl::flat_hash_map<std::string_view, uint32_t> strings_;
+  size_t strings_bytes_ = 0;  // last charged size of strings_
   absl::flat_hash_map<std::string, uint32_t> tracks_;
   uint32_t next_track_ = 0;
 };

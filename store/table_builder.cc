@@ -144,6 +144,8 @@ absl::Status TableBuilder::Open() {
   // rest for what is not counted in records: merge read buffers, the
   // LevelDB write buffer, pipeline batches, strings (100M events: peak RSS
   // within budget + 200 MB, bench/results).
+  // The string tables are charged to the budget as they grow
+  // (ChargeStrings): the two record sorters' shares are of what they leave.
   const size_t records = options_.memory_budget / sizeof(SortRecord);
   main_ = std::make_unique<ExternalSorter<SortRecord, LessFn<TrackTimeLess>>>(temp_dir_ + "-spill/main", LessFn<TrackTimeLess>{},
                                            records / 4 * 3);
@@ -162,7 +164,7 @@ absl::Status TableBuilder::Open() {
     memory_ = std::make_unique<MemoryProfileBuilder>(temp_dir_ + "-spill/memory",
                                                    options_.memory_budget / 32 / sizeof(MemoryRecord));
   }
-  strings_.push_back("");
+  strings_.push_back(0);
   table_string_of_shared_.push_back(0);  // "" is 0 in both
   return absl::OkStatus();
 }
@@ -190,8 +192,8 @@ uint32_t TableBuilder::InternShared(uint32_t shared_id) {
   uint32_t& id = table_string_of_shared_[shared_id];
   if (id != kNoString) return id;
   id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace_back(shared_strings_.Text(shared_id));
-  if (memory_) memory_->NoteString(id, strings_.back());
+  strings_.push_back(shared_id);
+  if (memory_) memory_->NoteString(id, shared_strings_.Text(shared_id));
   return id;
 }
 
@@ -261,7 +263,11 @@ uint32_t TableBuilder::AsyncTrack(IdToken pid, std::string_view name) {
 
 uint32_t TableBuilder::InputAsyncKey(uint32_t key) {
   auto [it, inserted] = input_async_keys_.try_emplace((uint64_t{static_cast<uint32_t>(current_input_)} << 32) | key, 0);
-  if (inserted) it->second = key < strings_.size() ? Intern(absl::StrCat(strings_[key], "|input ", current_input_)) : key;
+  if (inserted) {
+    it->second = key < strings_.size()
+                     ? Intern(absl::StrCat(Av(shared_strings_.Text(strings_[key])), "|input ", current_input_))
+                     : key;
+  }
   return it->second;
 }
 
@@ -390,7 +396,35 @@ absl::Status TableBuilder::Add(const Event& e) {
                                  : 0;
     if (absl::Status s = memory_->Observe(e, r.id, process, input, host, this); !s.ok()) return s;
   }
+  if ((r.id & 0xFFFF) == 0) {
+    if (absl::Status s = ChargeStrings(); !s.ok()) return s;
+  }
   return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
+}
+
+uint64_t TableBuilder::StringBytes() const {
+  return static_cast<uint64_t>(std::max<int64_t>(shared_strings_.bytes(), 0)) +
+         (strings_.capacity() + table_string_of_shared_.capacity()) * sizeof(uint32_t);
+}
+
+absl::Status TableBuilder::ChargeStrings() {
+  const uint64_t budget = options_.memory_budget;
+  const uint64_t strings = StringBytes();
+  // Limits change in steps of 1/64 of the budget: each shrink may spill a
+  // run, so not for every string.
+  if (strings < charged_strings_ + budget / 64) return absl::OkStatus();
+  charged_strings_ = strings;
+  // At least 1/8 of the budget stays the sorters': past that the strings
+  // alone are over the budget, and tiny runs would only slow the merge.
+  const uint64_t left = std::max(budget - std::min(budget, strings), budget / 8);
+  const size_t records = left / sizeof(SortRecord);
+  if (records / 4 * 3 < main_->max_records()) {
+    if (absl::Status s = main_->SetMaxRecords(records / 4 * 3); !s.ok()) return s;
+  }
+  if (records / 8 < match_->max_records()) {
+    if (absl::Status s = match_->SetMaxRecords(records / 8); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TableBuilder::NoteThreadTime(const Event& e, SortRecord* r) {
@@ -771,7 +805,7 @@ absl::Status TableBuilder::WriteStrings() {
   for (size_t first = 0, chunk = 0; first < strings_.size(); first += kStringsPerChunk, ++chunk) {
     proto::StringChunk c;
     const size_t last = std::min(strings_.size(), first + kStringsPerChunk);
-    for (size_t i = first; i < last; ++i) c.add_strings(strings_[i]);
+    for (size_t i = first; i < last; ++i) c.add_strings(std::string(shared_strings_.Text(strings_[i])));
     if (absl::Status s = Put(StringChunkKey(chunk), c.SerializeAsString()); !s.ok()) return s;
     meta_.set_num_string_chunks(chunk + 1);
   }

@@ -19,9 +19,13 @@
 // output path is held exclusively for the whole build (store/output_claim.h),
 // and `overwrite` replaces only a tracetable (store/replace_check.h).
 //
-// Memory: buffered records are bounded by options.memory_budget; string and
-// resource tables are held in memory (they grow with distinct names, not with
-// events).
+// Memory: buffered records and the string tables together are bounded by
+// options.memory_budget: the string tables (which grow with distinct names
+// and ids, not with events, but a trace of millions of distinct flow ids has
+// millions) are charged to it as they grow, and the record sorters get their
+// shares of what is left, at least 1/8 of the budget (so strings beyond 7/8
+// of the budget are beyond it). Resource tables are held in memory too,
+// uncounted (they grow with processes and threads).
 #ifndef TRACETABLE_STORE_TABLE_BUILDER_H_
 #define TRACETABLE_STORE_TABLE_BUILDER_H_
 
@@ -164,6 +168,12 @@ class TableBuilder : public EventSink {
   // first gets the input's number (inputs of one table are separate traces,
   // whose ids mean nothing to each other).
   uint32_t InputAsyncKey(uint32_t key);
+  // Bytes of the string tables: the shared one (with what producers charge
+  // to it) and the builder's id maps.
+  uint64_t StringBytes() const;
+  // Takes the string tables' growth out of the record sorters' shares of
+  // the budget (they spill sooner and give the pages back).
+  absl::Status ChargeStrings();
   absl::Status PutArgs(uint64_t id, std::string_view json);
   absl::Status FlushArgsBlock();
   absl::Status FlushBatch();
@@ -200,12 +210,14 @@ class TableBuilder : public EventSink {
   std::unique_ptr<MemoryProfileBuilder> memory_;
   bool finished_ = false;
 
-  // Strings: the table's, in the order of their first use, and the table
-  // id of each shared id (kNoString until first used).
-  std::vector<std::string> strings_;
+  // Strings: the table's, in the order of their first use, as shared ids
+  // (their texts live once, in shared_strings_), and the table id of each
+  // shared id (kNoString until first used).
+  std::vector<uint32_t> strings_;
   SharedStrings shared_strings_;
   static constexpr uint32_t kNoString = UINT32_MAX;
   std::vector<uint32_t> table_string_of_shared_;
+  uint64_t charged_strings_ = 0;  // StringBytes() when the limits were last set
 
   // Resources. Keys are "<input>\0<pid>..." strings.
   proto::ResourceTable resources_;

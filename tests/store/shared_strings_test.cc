@@ -47,5 +47,34 @@ TEST(SharedStrings, ThreadsAgreeOnIdsAndTexts) {
   EXPECT_EQ(strings.Text(0), "");
 }
 
+// Texts live in 64 KiB blocks: one longer than a block gets its own, and
+// views handed out earlier stay valid as blocks are added. bytes() counts
+// at least the texts.
+TEST(SharedStrings, LongTextsAndViewsStayValidAndAreCounted) {
+  SharedStrings strings;
+  std::vector<std::string_view> views;
+  std::vector<std::string> texts;
+  size_t text_bytes = 0;
+  for (int i = 0; i < 3000; ++i) {
+    texts.push_back(i % 1000 == 7 ? std::string(100000 + i, 'x') : absl::StrCat("flow id ", i * 7919));
+    std::string_view v;
+    strings.Intern(texts.back(), &v);
+    views.push_back(v);
+    text_bytes += texts.back().size();
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(views[i], texts[i]) << i;
+    std::string_view again;
+    const uint32_t id = strings.Intern(texts[i], &again);
+    EXPECT_EQ(again.data(), views[i].data()) << i;  // the one stored copy
+    EXPECT_EQ(strings.Text(id), texts[i]);
+  }
+  EXPECT_GE(strings.bytes(), static_cast<int64_t>(text_bytes));
+  const int64_t before = strings.bytes();
+  strings.Charge(1000);
+  strings.Charge(-1000);
+  EXPECT_EQ(strings.bytes(), before);
+}
+
 }  // namespace
 }  // namespace tracetable
