@@ -142,7 +142,12 @@ int64_t RunShards::run_max_end() const { return meta_->max_end(); }
 void RunShards::ToGlobal(const RunShardMap& s, bool async, TileRow* r) const {
   r->ts += s.time_offset;
   // A begin without an end runs to the end of the trace: the run's end.
-  if ((r->flags & kFlagIncomplete) && r->count == 1) r->dur = std::max<int64_t>(r->dur, meta_->max_end() - r->ts);
+  // (An event's covered and longest are its duration: tile_codec.h.)
+  if ((r->flags & kFlagIncomplete) && r->count == 1) {
+    r->dur = std::max<int64_t>(r->dur, meta_->max_end() - r->ts);
+    r->covered = static_cast<uint64_t>(r->dur);
+    r->longest_dur = r->dur;
+  }
   r->name = Map(s.strings, r->name);
   r->cat = Map(s.strings, r->cat);
   r->flow_id = Map(async && !s.async_strings.empty() ? s.async_strings : s.strings, r->flow_id);
