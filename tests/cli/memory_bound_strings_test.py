@@ -13,9 +13,10 @@ ru_maxrss (wait4).
 usage: memory_bound_strings_test.py TRACETABLE
 """
 import os
-import subprocess
 import sys
 import tempfile
+
+from ingest_peak import ingest_peak
 
 BUDGET_MB = 128
 SLACK_MB = 200
@@ -41,19 +42,6 @@ def write_trace(path):
         f.write("]}\n")
 
 
-def ingest(tracetable, trace, out, threads, budget):
-    """Runs one ingest; returns its peak RSS in MiB."""
-    proc = subprocess.Popen(
-        [tracetable, "ingest", trace, "-o", out, "--force", "--threads", str(threads),
-         "--memory-budget", budget],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"FAIL: ingest --threads {threads} --memory-budget {budget} failed:\n{err}")
-    return usage.ru_maxrss / 1024
-
-
 def main():
     tracetable = sys.argv[1]
     failures = 0
@@ -63,7 +51,7 @@ def main():
         out = os.path.join(work, "t.tracetable")
         bound = BUDGET_MB + SLACK_MB
         for threads in (1, 2):
-            peak = ingest(tracetable, trace, out, threads, f"{BUDGET_MB}M")
+            peak, _ = ingest_peak(tracetable, trace, out, threads, f"{BUDGET_MB}M")
             print(f"{FLOWS} distinct flow ids, --memory-budget {BUDGET_MB}M, {threads} thread(s): "
                   f"peak {peak:.0f} MiB (bound {bound} MiB)")
             if peak > bound:

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+from ingest_peak import ingest_peak
+
 BUDGET_MB = 16  # the smallest --memory-budget ingest accepts
 SLACK_MB = 200
 EVENTS = 3_000_000
@@ -23,18 +25,11 @@ EVENTS = 3_000_000
 
 def ingest(tracetable, trace, out, threads, budget):
     """Runs one ingest; returns (peak RSS MiB, spill runs)."""
-    proc = subprocess.Popen(
-        [tracetable, "ingest", trace, "-o", out, "--force", "--threads", str(threads),
-         "--memory-budget", budget],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"FAIL: ingest --threads {threads} --memory-budget {budget} failed:\n{err}")
+    peak, err = ingest_peak(tracetable, trace, out, threads, budget)
     spills = re.search(r"(\d+) spill runs", err)
     if not spills:
         sys.exit(f"FAIL: no spill count in: {err}")
-    return usage.ru_maxrss / 1024, int(spills.group(1))
+    return peak, int(spills.group(1))
 
 
 def main():

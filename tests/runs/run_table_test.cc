@@ -700,7 +700,7 @@ int ViewFromLevel(const Table& run) {
 // table: all the same. While the level a window reads (its summary source)
 // is one the view holds for every shard, no tile is read from a shard and
 // (`none_opened`) no shard is opened (thread times come from the view too).
-void ExpectCoarseFromView(const std::string& run, const std::string& single, bool none_opened,
+void ExpectCoarseFromView(const std::string& run, const std::string& single,
                           int* from_level) {
   const std::string view = run + "/" + kRunViewFileName;
   absl::StatusOr<std::unique_ptr<Table>> one = Table::Open(single);
@@ -730,7 +730,7 @@ void ExpectCoarseFromView(const std::string& run, const std::string& single, boo
     if (f > 0 && SummarySource(level) >= f) {
       EXPECT_TRUE(quiet);
       EXPECT_EQ(shards.shard_tile_reads(), 0u) << "level " << level;
-      if (none_opened) EXPECT_EQ(shards.opened_for_reads(), 0u) << "level " << level;
+      EXPECT_EQ(shards.opened_for_reads(), 0u) << "level " << level;
     } else {
       quiet = false;
     }
@@ -762,18 +762,22 @@ void ExpectCoarseFromView(const std::string& run, const std::string& single, boo
 // random hosts sharing a span, on hosts with their own spans (shards
 // rebuilt on the run's grid), and on real traces as hosts.
 TEST_F(RunTableTest, CoarseWindowsFromTheViewOpenNoShard) {
+  // Ingests dir_/in as a run, checks it, and returns the view's first level.
+  auto IngestRunAndExpectCoarseFromView = [this] {
+    absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
+    const std::string run = (dir_ / "folder.tracetable").string();
+    EXPECT_TRUE(inputs.ok() && cli::IngestRun(*inputs, run, 2, std::nullopt, {}, [](const auto&) {}).ok());
+    int f = 0;
+    ExpectCoarseFromView(run, Single(), &f);
+    EXPECT_GT(f, 0);
+    return f;
+  };
   for (bool common : {true, false}) {
     SCOPED_TRACE(common ? "common span" : "own spans");
     TearDown();
     SetUp();
     MakeInputs(4, common ? 21 : 22, common);
-    absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
-    ASSERT_TRUE(inputs.ok());
-    const std::string run = (dir_ / "folder.tracetable").string();
-    ASSERT_TRUE(cli::IngestRun(*inputs, run, 2, std::nullopt, {}, [](const auto&) {}).ok());
-    int f = 0;
-    ExpectCoarseFromView(run, Single(), /*none_opened=*/true, &f);
-    EXPECT_GT(f, 0);
+    IngestRunAndExpectCoarseFromView();
   }
   const fs::path shared(TRACETABLE_SHARED_TRACES);
   int n = 0;
@@ -784,16 +788,9 @@ TEST_F(RunTableTest, CoarseWindowsFromTheViewOpenNoShard) {
     SetUp();
     const std::vector<std::string> files = CopyHostGroup(shared, group, dir_ / "in");
     Build({(dir_ / "in").string()}, Single());
-    absl::StatusOr<std::vector<InputFile>> inputs = ExpandInputs({(dir_ / "in").string()});
-    ASSERT_TRUE(inputs.ok());
-    const std::string run = (dir_ / "folder.tracetable").string();
-    ASSERT_TRUE(cli::IngestRun(*inputs, run, 2, std::nullopt, {}, [](const auto&) {}).ok());
-    int f = 0;
     // (The catapult group's async begins without an end once made its map
     // tiles differ from one table's: covered/longest kept the shard's end.)
-    ExpectCoarseFromView(run, Single(), /*none_opened=*/true, &f);
-    EXPECT_GT(f, 0);
-    std::cerr << "real group " << n - 1 << ": view holds levels from " << f << "\n";
+    std::cerr << "real group " << n - 1 << ": view holds levels from " << IngestRunAndExpectCoarseFromView() << "\n";
   }
 }
 
