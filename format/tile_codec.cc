@@ -30,8 +30,6 @@ void PutBytesField(std::string* out, uint32_t field, std::string_view bytes) {
   out->append(bytes);
 }
 
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-
 // Writes a varint at `p` (room for 10 bytes) and returns the end.
 char* PutVarint(char* p, uint64_t v) {
   while (v >= 0x80) {

@@ -1,7 +1,9 @@
 // Base-128 varints (the protobuf wire encoding) for values packed by hand
 // into strings, where a protobuf message per value would cost too much.
 // ReadVarint advances *pos past the varint, and fails on a truncated or
-// over-long (more than 10 bytes) one without reading past `s`.
+// over-long (more than 10 bytes) one without reading past `s`. Signed values
+// go through ZigZag (small magnitudes stay short); byte strings are framed
+// with their length (GetLengthPrefixed fails on one running past `s`).
 #ifndef TRACETABLE_FORMAT_VARINT_H_
 #define TRACETABLE_FORMAT_VARINT_H_
 
@@ -28,6 +30,22 @@ inline bool ReadVarint(std::string_view s, size_t* pos, uint64_t* v) {
     if (!(b & 0x80)) return true;
   }
   return false;
+}
+
+inline uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+inline void AppendLengthPrefixed(std::string* out, std::string_view b) {
+  AppendVarint(out, b.size());
+  out->append(b);
+}
+
+inline bool GetLengthPrefixed(std::string_view s, size_t* pos, std::string_view* b) {
+  uint64_t n = 0;
+  if (!ReadVarint(s, pos, &n) || n > s.size() - *pos) return false;
+  *b = s.substr(*pos, n);
+  *pos += n;
+  return true;
 }
 
 }  // namespace tracetable

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
+#include "format/varint.h"
 
 namespace tracetable {
 namespace {
@@ -34,17 +35,6 @@ void Store(std::string* out, T v) {
   char b[sizeof(T)];
   std::memcpy(b, &v, sizeof(T));
   out->append(b, sizeof(T));
-}
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
 }
 
 // The counts of a header, and where the version-1 columns are.
@@ -154,17 +144,17 @@ absl::StatusOr<std::string> PackTileAnswer(std::string_view b) {
   for (uint32_t i = 0; i < n; ++i) {
     if (head[i]) prev = 0;
     const int64_t t = i64(0, i) / unit;
-    PutVarint(&out, ZigZag(t - prev));
+    AppendVarint(&out, ZigZag(t - prev));
     prev = t;
   }
-  for (uint32_t i = 0; i < n; ++i) PutVarint(&out, ZigZag(i64(1, i) / unit));
+  for (uint32_t i = 0; i < n; ++i) AppendVarint(&out, ZigZag(i64(1, i) / unit));
   prev = 0;
   for (uint32_t i = 0; i < n; ++i) {
     if (head[i]) prev = 0;
     if (!(k2[i] & kHasId)) continue;
     // Wrapping difference: ids are u64 and the delta is taken mod 2^64.
     const uint64_t id = static_cast<uint64_t>(i64(2, i));
-    PutVarint(&out, ZigZag(static_cast<int64_t>(id - static_cast<uint64_t>(prev))));
+    AppendVarint(&out, ZigZag(static_cast<int64_t>(id - static_cast<uint64_t>(prev))));
     prev = static_cast<int64_t>(id);
   }
   for (uint32_t i = 0; i < n; ++i) {
@@ -172,11 +162,11 @@ absl::StatusOr<std::string> PackTileAnswer(std::string_view b) {
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (!(k2[i] & kHasCovered)) continue;
-    PutVarint(&out, ZigZag(i64(4, i) / unit));
-    PutVarint(&out, ZigZag(i64(5, i) / unit));
+    AppendVarint(&out, ZigZag(i64(4, i) / unit));
+    AppendVarint(&out, ZigZag(i64(5, i) / unit));
   }
   for (int c = 0; c < kWordCols; ++c) {
-    for (uint32_t i = 0; i < n; ++i) PutVarint(&out, u32(c, i));
+    for (uint32_t i = 0; i < n; ++i) AppendVarint(&out, u32(c, i));
   }
   out.resize(Pad(out.size(), 4), '\0');
   out.append(b.substr(s.strings, 8ull * s.m + s.sbytes));

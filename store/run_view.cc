@@ -25,30 +25,17 @@ constexpr size_t kHeader = 16 + 4 + 4;
 
 
 
-void PutBytes(std::string* out, std::string_view b) {
-  AppendVarint(out, b.size());
-  out->append(b);
-}
-
-bool GetBytes(std::string_view s, size_t* pos, std::string_view* b) {
-  uint64_t n = 0;
-  if (!ReadVarint(s, pos, &n) || n > s.size() - *pos) return false;
-  *b = s.substr(*pos, n);
-  *pos += n;
-  return true;
-}
-
 absl::Status Corrupt(std::string_view why) { return absl::DataLossError(absl::StrCat("corrupt run view: ", Av(why))); }
 
 void PutIds(std::string* out, const std::vector<uint32_t>& ids) {
   std::string b;
   for (uint32_t id : ids) AppendVarint(&b, id);
-  PutBytes(out, b);
+  AppendLengthPrefixed(out, b);
 }
 
 bool GetIds(std::string_view s, size_t* pos, size_t limit, std::vector<uint32_t>* ids) {
   std::string_view b;
-  if (!GetBytes(s, pos, &b)) return false;
+  if (!GetLengthPrefixed(s, pos, &b)) return false;
   for (size_t at = 0; at < b.size();) {
     uint64_t v = 0;
     if (!ReadVarint(b, &at, &v) || v >= limit) return false;
@@ -60,9 +47,9 @@ bool GetIds(std::string_view s, size_t* pos, size_t limit, std::vector<uint32_t>
 absl::StatusOr<ViewShard> DecodeShard(std::string_view s, size_t* pos, size_t num_strings, uint64_t version) {
   std::string_view id, meta, resources, coarse;
   ViewShard h;
-  if (!GetBytes(s, pos, &id) || !GetBytes(s, pos, &meta) || !GetBytes(s, pos, &resources) ||
+  if (!GetLengthPrefixed(s, pos, &id) || !GetLengthPrefixed(s, pos, &meta) || !GetLengthPrefixed(s, pos, &resources) ||
       !GetIds(s, pos, num_strings, &h.strings) || !GetIds(s, pos, num_strings, &h.async_strings) ||
-      (version >= 2 && !GetBytes(s, pos, &coarse))) {
+      (version >= 2 && !GetLengthPrefixed(s, pos, &coarse))) {
     return Corrupt("a shard's entry is cut short or maps outside the string table");
   }
   h.identity = std::string(id);
@@ -160,19 +147,19 @@ void RunView::Index() {
 std::string EncodeRunView(const RunView& view, uint32_t version) {
   std::string p;
   AppendVarint(&p, version);
-  PutBytes(&p, view.run_id);
+  AppendLengthPrefixed(&p, view.run_id);
   AppendVarint(&p, view.generation);
   proto::StringChunk chunk;
   for (const std::string& s : view.strings) chunk.add_strings(s);
-  PutBytes(&p, chunk.SerializeAsString());
+  AppendLengthPrefixed(&p, chunk.SerializeAsString());
   AppendVarint(&p, view.shards.size());
   for (const ViewShard& h : view.shards) {
-    PutBytes(&p, h.identity);
-    PutBytes(&p, h.meta.SerializeAsString());
-    PutBytes(&p, h.resources.SerializeAsString());
+    AppendLengthPrefixed(&p, h.identity);
+    AppendLengthPrefixed(&p, h.meta.SerializeAsString());
+    AppendLengthPrefixed(&p, h.resources.SerializeAsString());
     PutIds(&p, h.strings);
     PutIds(&p, h.async_strings);
-    if (version >= 2) PutBytes(&p, h.coarse ? std::string_view(h.coarse->bytes()) : std::string_view());
+    if (version >= 2) AppendLengthPrefixed(&p, h.coarse ? std::string_view(h.coarse->bytes()) : std::string_view());
   }
   std::string out(kMagic);
   PutFixed32(&out, static_cast<uint32_t>(p.size()));
@@ -197,7 +184,7 @@ absl::StatusOr<RunView> DecodeRunView(std::string_view bytes) {
                                 ")"));
   }
   proto::StringChunk chunk;
-  if (!GetBytes(p, &pos, &run_id) || !ReadVarint(p, &pos, &v.generation) || !GetBytes(p, &pos, &strings) ||
+  if (!GetLengthPrefixed(p, &pos, &run_id) || !ReadVarint(p, &pos, &v.generation) || !GetLengthPrefixed(p, &pos, &strings) ||
       !ReadVarint(p, &pos, &count) || count > p.size()) {
     return Corrupt("cut short");
   }

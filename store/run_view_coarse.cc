@@ -47,14 +47,6 @@ absl::Status RawSection(const Table& t, uint32_t track, TileSection section, int
   return absl::OkStatus();
 }
 
-void PutBytes(std::string* out, std::string_view b) {
-  AppendVarint(out, b.size());
-  out->append(b);
-}
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
-
 absl::Status Corrupt(std::string_view why) {
   return absl::DataLossError(absl::StrCat("corrupt run view: coarse tiles: ", Av(why)));
 }
@@ -89,7 +81,7 @@ absl::StatusOr<std::string> CollectCoarseTiles(const Table& shard, size_t budget
         AppendVarint(&records, tiles.size());
         for (const RawTile& r : tiles) {
           AppendVarint(&records, r.start);
-          PutBytes(&records, r.value);
+          AppendLengthPrefixed(&records, r.value);
           bytes += r.value.size();
         }
         ++n;
