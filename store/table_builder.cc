@@ -418,13 +418,9 @@ absl::Status TableBuilder::ChargeStrings() {
   // alone are over the budget, and tiny runs would only slow the merge.
   const uint64_t left = std::max(budget - std::min(budget, strings), budget / 8);
   const size_t records = left / sizeof(SortRecord);
-  if (records / 4 * 3 < main_->max_records()) {
-    if (absl::Status s = main_->SetMaxRecords(records / 4 * 3); !s.ok()) return s;
-  }
-  if (records / 8 < match_->max_records()) {
-    if (absl::Status s = match_->SetMaxRecords(records / 8); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  // Strings only grow, so these only lower the limits.
+  if (absl::Status s = main_->SetMaxRecords(records / 4 * 3); !s.ok()) return s;
+  return match_->SetMaxRecords(records / 8);
 }
 
 absl::Status TableBuilder::NoteThreadTime(const Event& e, SortRecord* r) {
