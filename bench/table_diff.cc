@@ -3,7 +3,9 @@
 // without its table id (its maps serialise in hash order, and the id is new
 // per ingest). For checking that an ingest change keeps tables the same
 // bytes as another build's on real inputs. Exit 0 when the same, 1 when not.
+// tt_table_diff --sizes A: records and uncompressed bytes by key prefix.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -56,11 +58,31 @@ int Diff(const std::string& a_dir, const std::string& b_dir) {
   return differ == 0 ? 0 : 1;
 }
 
+int Sizes(const std::string& dir) {
+  auto t = tracetable::TableFiles::Open(dir, nullptr);
+  if (!t.ok()) {
+    std::fprintf(stderr, "cannot open: %s\n", t.status().ToString().c_str());
+    return 2;
+  }
+  std::map<char, std::pair<uint64_t, uint64_t>> by_prefix;  // records, bytes
+  std::unique_ptr<leveldb::Iterator> it = (*t)->NewIterator();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto& [n, bytes] = by_prefix[it->key()[0]];
+    ++n;
+    bytes += it->key().size() + it->value().size();
+  }
+  if (!it->status().ok()) return 2;
+  for (const auto& [prefix, c] : by_prefix) std::printf("%c %12llu records %14llu bytes\n", prefix,
+      static_cast<unsigned long long>(c.first), static_cast<unsigned long long>(c.second));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--sizes") return Sizes(argv[2]);
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s TABLE_A TABLE_B\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TABLE_A TABLE_B | --sizes TABLE\n", argv[0]);
     return 2;
   }
   return Diff(argv[1], argv[2]);

@@ -304,13 +304,14 @@ int IngestMain(int argc, char** argv) {
   const uint64_t disk = DirectoryBytes(output);
   std::fprintf(stderr,
                "ingested %zu input(s), %s, %llu events in %.2fs (read %.2fs, %.1f MB/s, %.2fM ev/s); "
-               "%s on disk (%.1f B/event), %llu tiles, %llu spill runs -> %s\n",
+               "%s on disk (%.1f B/event), %llu tiles, %llu spill runs, %s merged when sealing -> %s\n",
                files->size(), HumanBytes(total_bytes).c_str(),
                static_cast<unsigned long long>(st.events), secs, read_secs,
                total_bytes / 1e6 / std::max(secs, 1e-9), st.events / 1e6 / std::max(secs, 1e-9),
                HumanBytes(disk).c_str(), st.events ? double(disk) / st.events : 0.0,
                static_cast<unsigned long long>(st.tiles),
-               static_cast<unsigned long long>(st.spill_runs), output.c_str());
+               static_cast<unsigned long long>(st.spill_runs), HumanBytes(st.sealed_copy_bytes).c_str(),
+               output.c_str());
   if (!st.memory_report.empty()) std::fprintf(stderr, "%s", st.memory_report.c_str());
   if (vm.count("timings")) std::fprintf(stderr, "stages: %s\n", progress.StageTimes(read_secs).c_str());
   ReportProblems(builder->meta());

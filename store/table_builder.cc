@@ -21,14 +21,10 @@
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/stats_codec.h"
-#include "leveldb/db.h"
-#include "leveldb/options.h"
-#include "leveldb/write_batch.h"
 #include "store/file_list.h"
 #include "store/replace_check.h"
-#include "store/sorted_files.h"
+#include "store/sorted_runs.h"
 #include "store/meta_check.h"
-#include "store/pread_env.h"
 #include "store/table_format.h"
 #include "store/thread_name.h"
 #include "store/track_pool.h"
@@ -38,13 +34,6 @@ namespace tracetable {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr size_t kBatchBytes = 4 << 20;
-
-absl::Status FromLevelDb(const leveldb::Status& s, std::string_view what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(Av(what), ": ", s.ToString()));
-}
 
 std::string IdKey(IdToken id) {
   return absl::StrCat(id.is_number ? "n" : "s", Av(id.text));
@@ -93,7 +82,8 @@ TableBuilder::~TableBuilder() {
   search_index_.reset();
   flow_index_.reset();
   memory_.reset();
-  db_.reset();
+  out_.reset();
+  runs_.reset();
   if (!finished_ && !temp_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(temp_dir_, ec);
@@ -121,28 +111,15 @@ absl::Status TableBuilder::Open() {
   if (absl::Status s = CheckOutputFree(); !s.ok()) return s;
   temp_dir_ = absl::StrCat(out, ".tmp-", getpid());
   fs::remove_all(temp_dir_, ec);
-  leveldb::Options opts;
-  opts.create_if_missing = true;
-  opts.error_if_exists = true;
-  opts.compression = leveldb::kSnappyCompression;
-  opts.env = PreadEnv();
-  // Up to two write buffers live at once (one being flushed): part of the
-  // budget's uncounted share, so small budgets get small buffers.
-  opts.write_buffer_size = std::clamp<size_t>(options_.memory_budget / 16, 4 << 20, 32 << 20);
-  opts.max_file_size = 64 << 20;
-  opts.block_size = 32 << 10;
-  leveldb::DB* db = nullptr;
-  if (absl::Status s = FromLevelDb(leveldb::DB::Open(opts, temp_dir_, &db),
-                                   absl::StrCat("cannot create table ", temp_dir_));
-      !s.ok()) {
-    return s;
+  if (!fs::create_directory(temp_dir_, ec) || ec) {
+    return absl::InternalError(absl::StrCat("cannot create ", temp_dir_, ": ", ec.message()));
   }
-  db_.reset(db);
-  batch_ = std::make_unique<leveldb::WriteBatch>();
+  runs_ = std::make_unique<SortedRuns>(temp_dir_);
+  out_ = runs_->NewWriter();
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
   // once matched, then 1/16 for the track workers' event sorters), and the
   // rest for what is not counted in records: merge read buffers, the
-  // LevelDB write buffer, pipeline batches, strings (100M events: peak RSS
+  // tile workers' held summaries, pipeline batches, strings (100M events: peak RSS
   // within budget + 200 MB, bench/results).
   // The string tables are charged to the budget as they grow
   // (ChargeStrings): the two record sorters' shares are of what they leave.
@@ -502,31 +479,26 @@ absl::Status TableBuilder::FlushArgsBlock() {
   return Put(ArgsBlockKey(args_block_), std::move(value));
 }
 
-absl::Status TableBuilder::Put(std::string key, std::string value) {
-  batch_bytes_ += key.size() + value.size();
-  batch_->Put(key, value);
-  if (batch_bytes_ >= kBatchBytes) return FlushBatch();
-  return absl::OkStatus();
-}
+absl::Status TableBuilder::Put(std::string key, std::string value) { return out_->Put(key, value); }
 
-absl::Status TableBuilder::FlushBatch() {
-  if (batch_bytes_ == 0) return absl::OkStatus();
-  leveldb::Status s = db_->Write(leveldb::WriteOptions(), batch_.get());
-  batch_->Clear();
-  batch_bytes_ = 0;
-  return FromLevelDb(s, absl::StrCat("writing ", temp_dir_));
-}
-
-// Rare (an E with arguments): reads and rewrites whole blocks.
+// Rare (an E with arguments): reads and rewrites whole blocks. Rewritten
+// blocks wait in merged_args_ (the next merge may load them again) and go to
+// files of their own when many, which Seal() merges over the originals.
 absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
-  if (absl::Status s = FlushBatch(); !s.ok()) return s;
   auto load = [this](uint64_t block, std::vector<ArgsEntry>* entries) -> absl::Status {
     entries->clear();
+    if (auto it = merged_args_.find(block); it != merged_args_.end()) {
+      return it->second ? DecodeArgsBlock(*it->second, entries) : absl::OkStatus();
+    }
     std::string value;
-    leveldb::Status s = db_->Get(leveldb::ReadOptions(), ArgsBlockKey(block), &value);
-    if (s.IsNotFound()) return absl::OkStatus();
-    if (!s.ok()) return FromLevelDb(s, "reading arguments");
+    absl::Status s = runs_->Get(ArgsBlockKey(block), &value);
+    if (absl::IsNotFound(s)) return absl::OkStatus();
+    if (!s.ok()) return s;
     return DecodeArgsBlock(value, entries);
+  };
+  auto store = [this](uint64_t block, std::optional<std::string> value) {
+    merged_args_bytes_ += value ? value->size() + 64 : 64;
+    merged_args_[block] = std::move(value);
   };
   auto take = [](std::vector<ArgsEntry>* b, uint32_t slot) {
     for (auto it = b->begin(); it != b->end(); ++it) {
@@ -539,18 +511,11 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   };
   const uint64_t from_block = from >> kArgsBlockShift, into_block = into >> kArgsBlockShift;
   const uint32_t mask = (1u << kArgsBlockShift) - 1;
-  // Written at once, not through batch_: the next merge loads these blocks
-  // back, and must see this one's result.
-  leveldb::WriteBatch rewrite;
   std::vector<ArgsEntry> fb, ib;
   if (absl::Status s = load(from_block, &fb); !s.ok()) return s;
   const std::string extra = take(&fb, static_cast<uint32_t>(from & mask));
   if (from_block != into_block) {
-    if (fb.empty()) {
-      rewrite.Delete(ArgsBlockKey(from_block));
-    } else {
-      rewrite.Put(ArgsBlockKey(from_block), EncodeArgsBlock(fb));
-    }
+    store(from_block, fb.empty() ? std::nullopt : std::optional<std::string>(EncodeArgsBlock(fb)));
     if (absl::Status s = load(into_block, &ib); !s.ok()) return s;
   } else {
     ib = std::move(fb);
@@ -570,8 +535,20 @@ absl::Status TableBuilder::MergeArgs(uint64_t into, uint64_t from) {
   }
   auto pos = std::find_if(ib.begin(), ib.end(), [slot](const ArgsEntry& e) { return e.slot > slot; });
   ib.insert(pos, ArgsEntry{slot, std::move(merged)});
-  rewrite.Put(ArgsBlockKey(into_block), EncodeArgsBlock(ib));
-  return FromLevelDb(db_->Write(leveldb::WriteOptions(), &rewrite), "merging arguments");
+  store(into_block, EncodeArgsBlock(ib));
+  return merged_args_bytes_ < options_.memory_budget / 32 ? absl::OkStatus() : FlushMergedArgs();
+}
+
+absl::Status TableBuilder::FlushMergedArgs() {
+  if (merged_args_.empty()) return absl::OkStatus();
+  std::unique_ptr<RunWriter> w = runs_->NewWriter();
+  for (auto& [block, value] : merged_args_) {
+    absl::Status s = value ? w->Put(ArgsBlockKey(block), *value) : w->Delete(ArgsBlockKey(block));
+    if (!s.ok()) return s;
+  }
+  merged_args_.clear();
+  merged_args_bytes_ = 0;
+  return w->Close();
 }
 
 absl::Status TableBuilder::Tick(uint64_t* done, uint64_t total, std::string_view stage) {
@@ -740,7 +717,8 @@ absl::Status TableBuilder::WriteTiles() {
   // A track's events wait here until the track ends; bigger tracks spill.
   po.placed_records = options_.memory_budget / 16 / po.threads / sizeof(PlacedRecord);
   po.spill_prefix = temp_dir_ + "-spill/placed";
-  po.db = db_.get();
+  po.held_bytes = std::max<size_t>(options_.memory_budget / 32 / po.threads, 1 << 20);
+  po.runs = runs_.get();
   po.resources = &resources_;
   po.search_index = search_index_.get();
   po.flow_index = flow_index_.get();
@@ -751,7 +729,6 @@ absl::Status TableBuilder::WriteTiles() {
     grid = StatsGrid{min_ts_, log2, StatsLevels(span, log2)};
   }
   po.stats_grid = grid;
-  if (absl::Status s = FlushBatch(); !s.ok()) return s;
   TrackPool pool(std::move(po));
   const uint64_t total = std::max<size_t>(main_->size(), 1);
   uint64_t done = 0;
@@ -780,21 +757,10 @@ absl::Status TableBuilder::WriteTiles() {
 }
 
 absl::Status TableBuilder::WriteSearchIndex(proto::SearchIndexInfo* info) {
-  leveldb::WriteBatch batch;
-  size_t bytes = 0;
-  auto flush = [&] {
-    leveldb::Status s = db_->Write(leveldb::WriteOptions(), &batch);
-    batch.Clear();
-    bytes = 0;
-    return FromLevelDb(s, absl::StrCat("writing ", temp_dir_));
-  };
-  auto put = [&](std::string k, std::string v) -> absl::Status {
-    bytes += k.size() + v.size();
-    batch.Put(k, v);
-    return bytes >= kBatchBytes ? flush() : absl::OkStatus();
-  };
+  std::unique_ptr<RunWriter> w = runs_->NewWriter();
+  auto put = [&](std::string k, std::string v) { return w->Put(k, v); };
   if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, put, info); !s.ok()) return s;
-  return bytes > 0 ? flush() : absl::OkStatus();
+  return w->Close();
 }
 
 absl::Status TableBuilder::WriteStrings() {
@@ -842,34 +808,18 @@ absl::Status TableBuilder::WriteTables() {
   meta_.set_created_by("tracetable " TRACETABLE_VERSION);
   meta_.set_table_id(NewTableId());
   if (absl::Status s = Put(kResourcesKey, resources_.SerializeAsString()); !s.ok()) return s;
-  // The metadata key goes last: a table without it does not open.
-  if (absl::Status s = FlushBatch(); !s.ok()) return s;
-  if (absl::Status s = Put(kMetaKey, meta_.SerializeAsString()); !s.ok()) return s;
-  return FlushBatch();
-}
-
-// Readers open the sorted files directly (store/table_files.h): drop what
-// only LevelDB's DB needed (its own files, manifest, log and lock) and list
-// the rest, so the table is nothing but immutable files.
-absl::Status TableBuilder::SealFiles() {
-  std::error_code ec;
-  std::vector<fs::path> leveldb_files;
-  for (const fs::directory_entry& e : fs::directory_iterator(temp_dir_, ec)) {
-    if (!e.path().filename().string().starts_with(kSortedFilePrefix)) leveldb_files.push_back(e.path());
-  }
-  if (ec) return absl::InternalError(absl::StrCat("cannot list ", temp_dir_, ": ", ec.message()));
-  for (const fs::path& p : leveldb_files) {
-    if (!fs::remove(p, ec) || ec) return absl::InternalError(absl::StrCat("cannot remove ", p.string()));
-  }
-  return WriteFileList(temp_dir_);
+  return Put(kMetaKey, meta_.SerializeAsString());
 }
 
 absl::Status TableBuilder::Finish() {
   if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
   if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
+  // The argument blocks' files close: merging B's and E's arguments reads them.
+  if (absl::Status s = out_->Cut(); !s.ok()) return s;
   Progress("matching begin/end", 0.0);
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
   match_.reset();
+  if (absl::Status s = FlushMergedArgs(); !s.ok()) return s;
   Progress("writing thread times", 0.0);
   if (absl::Status s = WriteThreadTimes(); !s.ok()) return s;
   thread_times_.reset();
@@ -890,7 +840,10 @@ absl::Status TableBuilder::Finish() {
     search_status = WriteSearchIndex(&search_info);
   });
   auto put = [this](std::string k, std::string v) { return Put(std::move(k), std::move(v)); };
-  absl::Status st = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index());
+  // The flow index and the string table sort before the memory profile's
+  // records: a new file keeps them in order.
+  absl::Status st = out_->Cut();
+  if (st.ok()) st = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index());
   flow_index_.reset();
   if (st.ok()) st = WriteStrings();
   search.join();
@@ -900,18 +853,15 @@ absl::Status TableBuilder::Finish() {
   *meta_.mutable_search_index() = search_info;
   Progress("writing tables", 0.0);
   if (absl::Status s = WriteTables(); !s.ok()) return s;
-  if (absl::Status s = FlushBatch(); !s.ok()) return s;
-  Progress("sorting files", 0.0);
+  if (absl::Status s = out_->Close(); !s.ok()) return s;
+  Progress("sealing files", 0.0);
   uint64_t copied = 0;
-  if (absl::Status s = WriteSortedFiles(db_.get(), temp_dir_, 64 << 20, [&] {
-        return Tick(&copied, meta_.num_events() + 1, "sorting files");
-      });
+  if (absl::Status s = runs_->Seal([&] { return Tick(&copied, meta_.num_events() + 1, "sealing files"); });
       !s.ok()) {
     return s;
   }
-  Progress("sorting files", 1.0);
-  db_.reset();  // closes the database
-  if (absl::Status s = SealFiles(); !s.ok()) return s;
+  Progress("sealing files", 1.0);
+  stats_.sealed_copy_bytes = runs_->bytes_copied();
   // Again: the path may have changed hands while we built.
   if (absl::Status s = CheckOutputFree(); !s.ok()) return s;
   const std::string& out = options_.output;

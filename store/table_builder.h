@@ -10,7 +10,10 @@
 // names: store/search_index_writer.h); memory events also feed the memory
 // profile stage (store/memory_profile_builder.h), whose counter samples join
 // the merge before tiles are written; then it writes the search index, the
-// string table, resources and metadata, and renames the directory into place.
+// string table, resources and metadata, seals the files (store/sorted_runs.h:
+// each producer writes its records straight into sorted files, and only
+// files that overlap or are small are merged) and renames the directory
+// into place.
 //
 // Atomicity: everything is written under "<output>.tmp-<pid>"; the final name
 // appears only after a successful Finish(), atomically (an existing table is
@@ -39,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,12 +55,8 @@
 #include "store/flow_index_writer.h"
 #include "store/search_index_writer.h"
 #include "store/shared_strings.h"
+#include "store/sorted_runs.h"
 #include "store/sort_record.h"
-
-namespace leveldb {
-class DB;
-class WriteBatch;
-}  // namespace leveldb
 
 namespace tracetable {
 
@@ -106,6 +106,8 @@ struct BuildStats {
   uint64_t spill_runs = 0;
   uint64_t tiles = 0;
   uint64_t tile_bytes = 0;
+  // Bytes of files rewritten when the files were sealed (store/sorted_runs.h).
+  uint64_t sealed_copy_bytes = 0;
   // One line per memory ID: allocations, deallocations and unpaired events.
   std::string memory_report;
 };
@@ -158,7 +160,6 @@ class TableBuilder : public EventSink {
  private:
   explicit TableBuilder(BuildOptions options);
   absl::Status Open();
-  absl::Status SealFiles();
   absl::Status CheckOutputFree() const;
   uint32_t Process(IdToken pid);
   uint32_t NewTrack(uint32_t process, proto::Track::Kind kind);
@@ -176,7 +177,8 @@ class TableBuilder : public EventSink {
   absl::Status ChargeStrings();
   absl::Status PutArgs(uint64_t id, std::string_view json);
   absl::Status FlushArgsBlock();
-  absl::Status FlushBatch();
+  // Writes the rewritten argument blocks (MergeArgs) as files of their own.
+  absl::Status FlushMergedArgs();
   absl::Status Put(std::string key, std::string value);
   absl::Status MatchBeginEnd();
   // Thread time of an event as it is added: X and instants to thread_times_,
@@ -199,9 +201,11 @@ class TableBuilder : public EventSink {
   BuildOptions options_;
   std::string temp_dir_;
   std::unique_ptr<OutputClaim> claim_;  // released last
-  std::unique_ptr<leveldb::DB> db_;
-  std::unique_ptr<leveldb::WriteBatch> batch_;
-  size_t batch_bytes_ = 0;
+  std::unique_ptr<SortedRuns> runs_;
+  std::unique_ptr<RunWriter> out_;  // the building thread's records
+  // Argument blocks rewritten by MergeArgs, by block (nullopt: now empty).
+  absl::btree_map<uint64_t, std::optional<std::string>> merged_args_;
+  uint64_t merged_args_bytes_ = 0;
   std::unique_ptr<ExternalSorter<SortRecord, LessFn<TrackTimeLess>>> main_;
   std::unique_ptr<ExternalSorter<SortRecord, LessFn<MatchLess>>> match_;
   std::unique_ptr<ExternalSorter<ThreadTimeRecord, LessFn<IdLess>>> thread_times_;

@@ -11,9 +11,8 @@
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/tile_codec.h"
-#include "leveldb/db.h"
-#include "leveldb/write_batch.h"
 #include "store/external_sorter.h"
+#include "store/sorted_runs.h"
 #include "store/thread_name.h"
 #include "store/track_writer.h"
 
@@ -23,12 +22,45 @@ namespace {
 // 64 KiB: small enough for malloc to recycle instead of mapping fresh pages.
 constexpr size_t kBatchRecords = 1024;
 constexpr size_t kMaxQueuedBatches = 64;
-constexpr size_t kWriteBatchBytes = 4 << 20;
 
 struct Batch {
   uint32_t track = 0;
-  bool last = false;  // the track ends with this batch
+  uint64_t ordinal = 0;  // the track's place in the order tracks were handed out
+  bool last = false;     // the track ends with this batch
   std::vector<SortRecord> records;
+};
+
+// Records a track's writers emit out of key order (summaries as their bins
+// close, level after level; statistics buckets), held until the track's
+// event tiles are written, then put in key order after them: each worker's
+// files then hold whole tracks in key order (store/sorted_runs.h).
+class HeldRecords {
+ public:
+  HeldRecords(RunWriter* out, size_t limit) : out_(out), limit_(limit) {}
+
+  absl::Status Hold(std::string key, std::string value) {
+    bytes_ += key.size() + value.size();
+    held_.emplace_back(std::move(key), std::move(value));
+    // Past the limit they go now; later keys below them go aside (still
+    // correct, merged when the files are sealed).
+    return bytes_ >= limit_ ? Flush() : absl::OkStatus();
+  }
+
+  absl::Status Flush() {
+    std::sort(held_.begin(), held_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, value] : held_) {
+      if (absl::Status s = out_->Put(key, value); !s.ok()) return s;
+    }
+    held_.clear();
+    bytes_ = 0;
+    return absl::OkStatus();
+  }
+
+ private:
+  RunWriter* out_;
+  size_t limit_;
+  size_t bytes_ = 0;
+  std::vector<std::pair<std::string, std::string>> held_;
 };
 
 }  // namespace
@@ -71,6 +103,10 @@ class TrackPool::Worker {
       : options_(options),
         shared_(shared),
         placed_(absl::StrCat(options.spill_prefix, index), LessFn<PlacedLess>{}, options.placed_records),
+        out_(options.runs->NewWriter()),
+        stats_out_(options.runs->NewWriter()),
+        held_summaries_(out_.get(), options.held_bytes),
+        held_stats_(stats_out_.get(), options.held_bytes),
         thread_([this] { Run(); }) {}
 
   ~Worker() {
@@ -124,22 +160,34 @@ class TrackPool::Worker {
       shared_->ReturnBuffer(std::move(b.records));
     }
     if (!shared_->failed.load()) {
-      if (absl::Status s = FlushWrites(); !s.ok()) shared_->Fail(std::move(s));
+      absl::Status s = out_->Close();
+      if (s.ok()) s = stats_out_->Close();
+      if (!s.ok()) shared_->Fail(std::move(s));
     }
   }
 
   absl::Status Process(const Batch& b) {
     if (!writer_) {
+      // Tracks handed out one after the other join in this worker's file;
+      // another worker's track between them starts a new one.
+      if (b.ordinal != last_ordinal_ + 1) {
+        if (absl::Status s = out_->Cut(); !s.ok()) return s;
+        if (absl::Status s = stats_out_->Cut(); !s.ok()) return s;
+      }
+      last_ordinal_ = b.ordinal;
       track_ = b.track;
       const bool counter = options_.resources->tracks(b.track).kind() == proto::Track::COUNTER;
       writer_ = std::make_unique<TrackWriter>(
           b.track, counter, options_.num_levels, options_.min_ts,
-          [this](std::string key, std::string value) { return Put(std::move(key), std::move(value)); },
+          [this](std::string key, std::string value) {
+            CountTile(value);
+            return held_summaries_.Hold(std::move(key), std::move(value));
+          },
           [this](const TileRow& row, int level) { return Place(row, level); });
       if (options_.stats_grid) {
         stats_index_ = std::make_unique<StatsIndexWriter>(
             b.track, counter, *options_.stats_grid,
-            [this](std::string key, std::string value) { return Write(std::move(key), std::move(value)); });
+            [this](std::string key, std::string value) { return held_stats_.Hold(std::move(key), std::move(value)); });
         writer_->set_observer([this](const TileRow& row) { return stats_index_->Add(row); });
       }
     }
@@ -157,8 +205,10 @@ class TrackPool::Worker {
       stats_.stats_bytes += stats_index_->bytes();
       stats_index_.reset();
       if (!s.ok()) return s;
+      if (s = held_stats_.Flush(); !s.ok()) return s;
     }
-    return WriteEventTiles();
+    if (s = WriteEventTiles(); !s.ok()) return s;
+    return held_summaries_.Flush();
   }
 
   absl::Status Place(const TileRow& row, int level) {
@@ -185,7 +235,8 @@ class TrackPool::Worker {
         if (absl::Status s = options_.flow_index->AddTile(key, rows); !s.ok()) return s;
       }
       rows.clear();
-      return Put(EncodeTileKey(key), std::move(value));
+      CountTile(value);
+      return out_->Put(EncodeTileKey(key), value);
     };
     const size_t read_budget = options_.placed_records * sizeof(PlacedRecord) / 4;
     absl::Status st = placed_.Merge(read_budget, [&](const PlacedRecord& p) -> absl::Status {
@@ -202,26 +253,9 @@ class TrackPool::Worker {
     return flush();
   }
 
-  absl::Status Put(std::string key, std::string value) {
+  void CountTile(const std::string& value) {
     ++stats_.tiles;
     stats_.tile_bytes += value.size();
-    return Write(std::move(key), std::move(value));
-  }
-
-  absl::Status Write(std::string key, std::string value) {
-    write_bytes_ += key.size() + value.size();
-    writes_.Put(key, value);
-    if (write_bytes_ >= kWriteBatchBytes) return FlushWrites();
-    return absl::OkStatus();
-  }
-
-  absl::Status FlushWrites() {
-    if (write_bytes_ == 0) return absl::OkStatus();
-    leveldb::Status s = options_.db->Write(leveldb::WriteOptions(), &writes_);
-    writes_.Clear();
-    write_bytes_ = 0;
-    if (!s.ok()) return absl::InternalError(absl::StrCat("writing tiles: ", s.ToString()));
-    return absl::OkStatus();
   }
 
   const TrackPoolOptions& options_;
@@ -235,8 +269,9 @@ class TrackPool::Worker {
   std::unique_ptr<StatsIndexWriter> stats_index_;
   uint32_t track_ = 0;
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
-  leveldb::WriteBatch writes_;
-  size_t write_bytes_ = 0;
+  std::unique_ptr<RunWriter> out_, stats_out_;
+  HeldRecords held_summaries_, held_stats_;
+  uint64_t last_ordinal_ = UINT64_MAX;  // none yet (+1 wraps to the first, 0)
   TrackPoolStats stats_;
   std::thread thread_;  // last: starts once everything above exists
 };
@@ -264,6 +299,7 @@ absl::Status TrackPool::Add(const SortRecord& r) {
       if (w->queued_records() < current_->queued_records()) current_ = w.get();
     }
     track_ = r.track;
+    ++ordinal_;
   }
   batch_.push_back(r);
   if (batch_.size() == kBatchRecords) Submit(/*last=*/false);
@@ -271,7 +307,7 @@ absl::Status TrackPool::Add(const SortRecord& r) {
 }
 
 void TrackPool::Submit(bool last) {
-  current_->Push(Batch{track_, last, std::move(batch_)});
+  current_->Push(Batch{track_, ordinal_ - 1, last, std::move(batch_)});
   batch_ = shared_->TakeBuffer();
   if (last) current_ = nullptr;
 }

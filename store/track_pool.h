@@ -5,7 +5,8 @@
 // work queued when the track starts; the worker's TrackWriter lays out lanes
 // and summaries, its own sorter orders the track's events by storage level,
 // and when the track ends the worker writes its event tiles. Tracks share
-// nothing but the database (LevelDB orders the keys), so the table's content
+// nothing but the table's files: each worker writes its tracks' tiles in key
+// order into files of its own (store/sorted_runs.h), so the table's content
 // does not depend on which worker built which track.
 //
 // Memory: at most kMaxQueuedBatches batches wait per worker; a worker's event
@@ -30,11 +31,9 @@
 #include "store/search_index_writer.h"
 #include "store/sort_record.h"
 
-namespace leveldb {
-class DB;
-}  // namespace leveldb
-
 namespace tracetable {
+
+class SortedRuns;
 
 struct TrackPoolOptions {
   int threads = 2;
@@ -42,7 +41,10 @@ struct TrackPoolOptions {
   int64_t min_ts = 0;                // the table's time base
   size_t placed_records = 1 << 20;   // per worker, before spilling
   std::string spill_prefix;          // worker w spills to "<prefix><w>"
-  leveldb::DB* db = nullptr;
+  SortedRuns* runs = nullptr;
+  // Per worker: a track's summary tiles (and statistics buckets) held until
+  // its event tiles are written, so they follow them in key order.
+  size_t held_bytes = 16 << 20;
   // Per-track statistics are written into resources->tracks(id); the worker
   // building a track is the only one touching it.
   proto::ResourceTable* resources = nullptr;
@@ -91,6 +93,7 @@ class TrackPool {
   std::vector<SortRecord> batch_;  // records of the current track not yet handed over
   Worker* current_ = nullptr;      // the worker building the current track
   uint32_t track_ = 0;
+  uint64_t ordinal_ = 0;  // tracks handed out so far
   bool finished_ = false;
   TrackPoolStats stats_;
 };

@@ -1,0 +1,183 @@
+// SortedRuns (store/sorted_runs.h): whatever order writers put keys in, with
+// rewrites, deletions, cuts and files cut for size, the sealed table reads
+// back (through store/table_files.h, as every reader does) exactly the last
+// value written of each key, and nothing deleted; Get() answers the same
+// from closed files before sealing. Checked against a std::map model on
+// random writes; and streams written in order are adopted without a copy.
+#include "store/sorted_runs.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "store/file_list.h"
+#include "store/table_files.h"
+
+namespace tracetable {
+namespace {
+namespace fs = std::filesystem;
+
+struct ScratchDir {
+  explicit ScratchDir(const std::string& name) {
+    fs::remove_all(path / name);
+    fs::create_directories(path / name);
+    dir = (path / name).string();
+  }
+  ~ScratchDir() { fs::remove_all(dir); }
+  const fs::path path = fs::temp_directory_path() / ("tt_sorted_runs_" + std::to_string(getpid()));
+  std::string dir;
+};
+
+using Model = std::map<std::string, std::string>;
+
+std::string Key(uint32_t k) { return absl::StrFormat("k%08u", k); }
+
+absl::Status NoTick() { return absl::OkStatus(); }
+
+// Everything the sealed table holds, in order, read as a reader would.
+Model ReadTable(const std::string& dir) {
+  Model got;
+  auto t = TableFiles::Open(dir, nullptr);
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return got;
+  std::unique_ptr<leveldb::Iterator> it = (*t)->NewIterator();
+  std::string last;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string k = it->key().ToString();
+    EXPECT_TRUE(got.empty() || k > last) << "keys out of order at " << k;
+    last = k;
+    got[k] = it->value().ToString();
+  }
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  return got;
+}
+
+void ExpectOnlyTableFiles(const std::string& dir) {
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == kFileListName || name.starts_with(kSortedFilePrefix)) << name;
+  }
+}
+
+TEST(SortedRuns, RandomWritesReadBackAsTheLastValueOfEachKey) {
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(seed);
+    ScratchDir scratch("random" + std::to_string(seed));
+    SortedRuns runs(scratch.dir);
+    // Tiny files and side buffers: many cuts, merges and adoptions.
+    runs.set_file_sizes(2 << 10, seed % 2 ? 1 << 10 : 0);
+    std::mt19937 rng(seed);
+    Model model;
+    const uint32_t key_space = seed % 3 == 0 ? 200 : 5000;
+    // Writers one after another (a rewrite from a later writer wins, as the
+    // argument merge relies on); each writes ascending stretches, random
+    // keys, rewrites and deletions, and sometimes cuts.
+    for (int w = 0; w < 6; ++w) {
+      std::unique_ptr<RunWriter> writer = runs.NewWriter(seed % 4 == 0 ? 256 : 4 << 10);
+      uint32_t next = rng() % key_space;
+      const int ops = 200 + rng() % 800;
+      for (int op = 0; op < ops; ++op) {
+        const uint32_t choice = rng() % 100;
+        uint32_t k;
+        if (choice < 60) {
+          next += 1 + rng() % 3;
+          k = next % key_space;
+        } else {
+          k = rng() % key_space;
+        }
+        if (choice >= 95) {
+          ASSERT_TRUE(writer->Delete(Key(k)).ok());
+          model.erase(Key(k));
+        } else if (choice == 94) {
+          ASSERT_TRUE(writer->Cut().ok());
+        } else {
+          const std::string value = absl::StrFormat("w%d-op%d-%s", w, op, std::string(rng() % 200, 'x'));
+          ASSERT_TRUE(writer->Put(Key(k), value).ok());
+          model[Key(k)] = value;
+        }
+      }
+      ASSERT_TRUE(writer->Close().ok());
+      // Get() sees the closed files as the table will.
+      for (int probe = 0; probe < 50; ++probe) {
+        const std::string k = Key(rng() % key_space);
+        std::string value;
+        absl::Status s = runs.Get(k, &value);
+        auto it = model.find(k);
+        if (it == model.end()) {
+          EXPECT_TRUE(absl::IsNotFound(s)) << k << " " << s;
+        } else {
+          ASSERT_TRUE(s.ok()) << k << " " << s;
+          EXPECT_EQ(value, it->second) << k;
+        }
+      }
+    }
+    ASSERT_TRUE(runs.Seal(NoTick).ok());
+    EXPECT_EQ(ReadTable(scratch.dir), model);
+    ExpectOnlyTableFiles(scratch.dir);
+  }
+}
+
+// Tile workers: threads writing whole tracks in key order, cutting where
+// another thread's track falls between theirs. Big in-order files are
+// adopted as they are; only small ones are merged.
+TEST(SortedRuns, InOrderStreamsFromThreadsAreAdoptedWithoutACopy) {
+  ScratchDir scratch("threads");
+  SortedRuns runs(scratch.dir);
+  runs.set_file_sizes(256 << 10, 32 << 10);
+  Model model[2];
+  auto work = [&](int t) {
+    std::mt19937 rng(t);
+    std::string value(100, ' ');
+    std::unique_ptr<RunWriter> w = runs.NewWriter();
+    for (uint32_t track = t; track < 40; track += 2) {
+      ASSERT_TRUE(w->Cut().ok());
+      // The first 20 tracks are small, the rest big.
+      const uint32_t rows = track < 20 ? 20 : 4000;
+      for (uint32_t r = 0; r < rows; ++r) {
+        const std::string k = absl::StrFormat("T%04u-%08u", track, r);
+        for (char& c : value) c = static_cast<char>('a' + rng() % 26);  // snappy keeps its size
+        ASSERT_TRUE(w->Put(k, value).ok());
+        model[t][k] = value;
+      }
+    }
+    ASSERT_TRUE(w->Close().ok());
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join();
+  b.join();
+  const uint64_t written = runs.bytes_written();
+  ASSERT_TRUE(runs.Seal(NoTick).ok());
+  Model all = model[0];
+  all.insert(model[1].begin(), model[1].end());
+  EXPECT_EQ(ReadTable(scratch.dir), all);
+  // The small tracks' files (20 rows each) are all that is copied, into one.
+  EXPECT_GT(runs.bytes_copied(), 0u);
+  EXPECT_LT(runs.bytes_copied(), written / 20) << written;
+  auto list = ReadFileList(scratch.dir);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_LE(list->size(), 1 + 20 * 2u);  // each big track fills two 256 KiB files
+  ExpectOnlyTableFiles(scratch.dir);
+}
+
+TEST(SortedRuns, AnEmptyTableSealsToAnEmptyFileList) {
+  ScratchDir scratch("empty");
+  SortedRuns runs(scratch.dir);
+  std::unique_ptr<RunWriter> w = runs.NewWriter();
+  ASSERT_TRUE(w->Close().ok());
+  ASSERT_TRUE(runs.Seal(NoTick).ok());
+  EXPECT_TRUE(ReadTable(scratch.dir).empty());
+  auto list = ReadFileList(scratch.dir);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_TRUE(list->empty());
+}
+
+}  // namespace
+}  // namespace tracetable
