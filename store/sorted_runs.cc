@@ -121,6 +121,12 @@ absl::Status RunWriter::Add(std::string_view key, std::string_view value, bool d
     side_bytes_ += key.size() + value.size() + sizeof(SideRecord);
     return side_bytes_ >= side_limit_ ? FlushSide() : absl::OkStatus();
   }
+  // A key space (the first byte: tiles, arguments, an index...) gets files
+  // of its own: a writer that goes on to another one leaves no file whose
+  // range spans other writers' key spaces.
+  if (file_ && have_last_ && key.substr(0, 1) != std::string_view(last_key_).substr(0, 1)) {
+    if (absl::Status s = EndFile(); !s.ok()) return s;
+  }
   if (!file_) {
     absl::StatusOr<std::unique_ptr<OpenFile>> f = OpenFile::Start(runs_->StartFile());
     if (!f.ok()) return f.status();
@@ -161,19 +167,35 @@ absl::Status RunWriter::FlushSide() {
     if (int c = side_[a].key.compare(side_[b].key); c != 0) return c < 0;
     return a > b;
   });
-  absl::StatusOr<std::unique_ptr<OpenFile>> f = OpenFile::Start(runs_->StartFile());
-  if (!f.ok()) return f.status();
+  // One file per key space, as in Add().
+  std::unique_ptr<OpenFile> file;
+  auto end_file = [&]() -> absl::Status {
+    if (!file) return absl::OkStatus();
+    absl::StatusOr<SortedRuns::Run> run = file->Finish();
+    file.reset();
+    if (!run.ok()) return run.status();
+    runs_->AddRun(std::move(*run));
+    return absl::OkStatus();
+  };
   for (size_t i = 0; i < order.size(); ++i) {
     const SideRecord& r = side_[order[i]];
-    if (i > 0 && r.key == side_[order[i - 1]].key) continue;
-    (*f)->Add(r.key, r.value, r.deletion);
+    if (i > 0) {
+      const std::string& previous = side_[order[i - 1]].key;
+      if (r.key == previous) continue;
+      if (r.key.substr(0, 1) != previous.substr(0, 1)) {
+        if (absl::Status s = end_file(); !s.ok()) return s;
+      }
+    }
+    if (!file) {
+      absl::StatusOr<std::unique_ptr<OpenFile>> f = OpenFile::Start(runs_->StartFile());
+      if (!f.ok()) return f.status();
+      file = std::move(*f);
+    }
+    file->Add(r.key, r.value, r.deletion);
   }
   side_.clear();
   side_bytes_ = 0;
-  absl::StatusOr<SortedRuns::Run> run = (*f)->Finish();
-  if (!run.ok()) return run.status();
-  runs_->AddRun(std::move(*run));
-  return absl::OkStatus();
+  return end_file();
 }
 
 struct SortedRuns::Reader {

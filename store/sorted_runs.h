@@ -13,7 +13,8 @@
 // - A RunWriter belongs to one thread. Keys put in increasing order go to its
 //   current file; a key not above the last one goes to a side buffer, sorted
 //   and written as a file of its own when full or at Close(), so any order is
-//   correct and in-order streams cost nothing extra.
+//   correct and in-order streams cost nothing extra. A file also ends where
+//   the key's first byte (its kind: docs/format.md) changes.
 // - A key written more than once by one writer keeps the value written last
 //   (files are ranked by when they were started; the side buffer keeps the
 //   last put). Among writers the file started later wins: rewrite a key from
@@ -139,7 +140,7 @@ class SortedRuns {
 
   std::string dir_;
   uint64_t max_file_bytes_ = 64 << 20;
-  uint64_t small_file_bytes_ = 4 << 20;
+  uint64_t small_file_bytes_ = 1 << 20;
   mutable std::mutex mu_;
   uint64_t next_rank_ = 0;
   std::vector<Run> runs_;  // closed files
