@@ -76,7 +76,8 @@ class RunWriter {
   struct OpenFile;
   absl::Status Add(std::string_view key, std::string_view value, bool deletion);
   absl::Status FlushSide();
-  absl::Status EndFile();
+  // Finishes `file` (if any) and hands its run over.
+  absl::Status EndFile(std::unique_ptr<OpenFile>* file);
 
   SortedRuns* runs_;
   std::unique_ptr<OpenFile> file_;

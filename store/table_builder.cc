@@ -117,10 +117,11 @@ absl::Status TableBuilder::Open() {
   runs_ = std::make_unique<SortedRuns>(temp_dir_);
   out_ = runs_->NewWriter();
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
-  // once matched, then 1/16 for the track workers' event sorters), and the
-  // rest for what is not counted in records: merge read buffers, the
-  // tile workers' held summaries, pipeline batches, strings (100M events: peak RSS
-  // within budget + 200 MB, bench/results).
+  // once matched, then 1/16 for the track workers' event sorters, 1/32 for
+  // their queues and 1/64 for their held summaries: WriteTiles), and the
+  // rest for what is not counted in records: merge read buffers, pipeline
+  // batches, strings (100M events: peak RSS within budget + 200 MB,
+  // bench/results).
   // The string tables are charged to the budget as they grow
   // (ChargeStrings): the two record sorters' shares are of what they leave.
   const size_t records = options_.memory_budget / sizeof(SortRecord);
@@ -717,7 +718,8 @@ absl::Status TableBuilder::WriteTiles() {
   // A track's events wait here until the track ends; bigger tracks spill.
   po.placed_records = options_.memory_budget / 16 / po.threads / sizeof(PlacedRecord);
   po.spill_prefix = temp_dir_ + "-spill/placed";
-  po.held_bytes = std::max<size_t>(options_.memory_budget / 32 / po.threads, 1 << 20);
+  po.held_bytes = std::max<size_t>(options_.memory_budget / 64 / po.threads, 1 << 20);
+  po.queued_bytes = options_.memory_budget / 32 / po.threads;
   po.runs = runs_.get();
   po.resources = &resources_;
   po.search_index = search_index_.get();

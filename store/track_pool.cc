@@ -21,7 +21,6 @@ namespace {
 
 // 64 KiB: small enough for malloc to recycle instead of mapping fresh pages.
 constexpr size_t kBatchRecords = 1024;
-constexpr size_t kMaxQueuedBatches = 64;
 
 struct Batch {
   uint32_t track = 0;
@@ -103,6 +102,7 @@ class TrackPool::Worker {
       : options_(options),
         shared_(shared),
         placed_(absl::StrCat(options.spill_prefix, index), LessFn<PlacedLess>{}, options.placed_records),
+        max_queued_(std::max<size_t>(options.queued_bytes / (kBatchRecords * sizeof(SortRecord)), 16)),
         out_(options.runs->NewWriter()),
         stats_out_(options.runs->NewWriter()),
         held_summaries_(out_.get(), options.held_bytes),
@@ -118,7 +118,7 @@ class TrackPool::Worker {
   void Push(Batch b) {
     queued_records_.fetch_add(b.records.size(), std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mu_);
-    room_.wait(lock, [&] { return queue_.size() < kMaxQueuedBatches || shared_->failed.load(); });
+    room_.wait(lock, [&] { return queue_.size() < max_queued_ || shared_->failed.load(); });
     queue_.push_back(std::move(b));
     work_.notify_one();
   }
@@ -269,6 +269,7 @@ class TrackPool::Worker {
   std::unique_ptr<StatsIndexWriter> stats_index_;
   uint32_t track_ = 0;
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
+  const size_t max_queued_;  // batches
   std::unique_ptr<RunWriter> out_, stats_out_;
   HeldRecords held_summaries_, held_stats_;
   uint64_t last_ordinal_ = UINT64_MAX;  // none yet (+1 wraps to the first, 0)
