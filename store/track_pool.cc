@@ -32,33 +32,48 @@ struct Batch {
 // Records a track's writers emit out of key order (summaries as their bins
 // close, level after level; statistics buckets), held until the track's
 // event tiles are written, then put in key order after them: each worker's
-// files then hold whole tracks in key order (store/sorted_runs.h).
+// files then hold whole tracks in key order (store/sorted_runs.h). A track
+// whose held records outgrow the limit sends them to a writer of their own
+// instead: its files overlap each other (sealing merges those) but not the
+// track's event tiles, which stay in order.
 class HeldRecords {
  public:
-  HeldRecords(RunWriter* out, size_t limit) : out_(out), limit_(limit) {}
+  HeldRecords(RunWriter* out, RunWriter* overflow, size_t limit)
+      : out_(out), overflow_(overflow), limit_(limit) {}
 
   absl::Status Hold(std::string key, std::string value) {
     bytes_ += key.size() + value.size();
     held_.emplace_back(std::move(key), std::move(value));
-    // Past the limit they go now; later keys below them go aside (still
-    // correct, merged when the files are sealed).
-    return bytes_ >= limit_ ? Flush() : absl::OkStatus();
+    if (bytes_ < limit_) return absl::OkStatus();
+    overflowed_ = true;
+    return PutAll(overflow_);
   }
 
+  // At the end of the track.
   absl::Status Flush() {
+    if (!overflowed_) return PutAll(out_);
+    overflowed_ = false;
+    if (absl::Status s = PutAll(overflow_); !s.ok()) return s;
+    // The next track's records must not share a file with these.
+    return overflow_->Cut();
+  }
+
+ private:
+  absl::Status PutAll(RunWriter* to) {
     std::sort(held_.begin(), held_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [key, value] : held_) {
-      if (absl::Status s = out_->Put(key, value); !s.ok()) return s;
+      if (absl::Status s = to->Put(key, value); !s.ok()) return s;
     }
     held_.clear();
     bytes_ = 0;
     return absl::OkStatus();
   }
 
- private:
   RunWriter* out_;
+  RunWriter* overflow_;
   size_t limit_;
   size_t bytes_ = 0;
+  bool overflowed_ = false;
   std::vector<std::pair<std::string, std::string>> held_;
 };
 
@@ -105,8 +120,9 @@ class TrackPool::Worker {
         max_queued_(std::max<size_t>(options.queued_bytes / (kBatchRecords * sizeof(SortRecord)), 16)),
         out_(options.runs->NewWriter()),
         stats_out_(options.runs->NewWriter()),
-        held_summaries_(out_.get(), options.held_bytes),
-        held_stats_(stats_out_.get(), options.held_bytes),
+        overflow_out_(options.runs->NewWriter()),
+        held_summaries_(out_.get(), overflow_out_.get(), options.held_bytes),
+        held_stats_(stats_out_.get(), overflow_out_.get(), options.held_bytes),
         thread_([this] { Run(); }) {}
 
   ~Worker() {
@@ -162,6 +178,7 @@ class TrackPool::Worker {
     if (!shared_->failed.load()) {
       absl::Status s = out_->Close();
       if (s.ok()) s = stats_out_->Close();
+      if (s.ok()) s = overflow_out_->Close();
       if (!s.ok()) shared_->Fail(std::move(s));
     }
   }
@@ -270,7 +287,7 @@ class TrackPool::Worker {
   uint32_t track_ = 0;
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
   const size_t max_queued_;  // batches
-  std::unique_ptr<RunWriter> out_, stats_out_;
+  std::unique_ptr<RunWriter> out_, stats_out_, overflow_out_;
   HeldRecords held_summaries_, held_stats_;
   uint64_t last_ordinal_ = UINT64_MAX;  // none yet (+1 wraps to the first, 0)
   TrackPoolStats stats_;
