@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <deque>
 #include <cstring>
 #include <filesystem>
 #include <queue>
@@ -256,6 +257,62 @@ absl::StatusOr<SortedRuns::Reader*> SortedRuns::Open(const Run& run) {
   return (readers_[run.rank] = std::move(r)).get();
 }
 
+absl::Status SortedRuns::AddSmall(std::vector<std::pair<std::string, std::string>> records) {
+  std::vector<std::pair<std::string, std::string>> full;
+  {
+    std::lock_guard<std::mutex> lock(small_mu_);
+    for (auto& r : records) {
+      small_bytes_ += r.first.size() + r.second.size();
+      small_.push_back(std::move(r));
+    }
+    if (small_bytes_ < small_limit_) return absl::OkStatus();
+    full.swap(small_);
+    small_bytes_ = 0;
+  }
+  return WriteSmall(std::move(full));
+}
+
+absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::string>> records) {
+  if (records.empty()) return absl::OkStatus();
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Where the files closed so far begin: a stretch is cut before each.
+  std::vector<std::string> starts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Run& r : runs_) starts.push_back(r.smallest);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::unique_ptr<RunWriter::OpenFile> file;
+  auto end_file = [&]() -> absl::Status {
+    if (!file) return absl::OkStatus();
+    absl::StatusOr<Run> run = file->Finish();
+    file.reset();
+    if (!run.ok()) return run.status();
+    AddRun(std::move(*run));
+    return absl::OkStatus();
+  };
+  const std::string* previous = nullptr;
+  for (const auto& [key, value] : records) {
+    if (previous) {
+      auto next_start = std::upper_bound(starts.begin(), starts.end(), *previous);
+      const bool cut = key.substr(0, 1) != previous->substr(0, 1) ||
+                       (next_start != starts.end() && *next_start <= key) ||
+                       (file && file->bytes() >= max_file_bytes_);
+      if (cut) {
+        if (absl::Status s = end_file(); !s.ok()) return s;
+      }
+    }
+    if (!file) {
+      absl::StatusOr<std::unique_ptr<RunWriter::OpenFile>> f = RunWriter::OpenFile::Start(StartFile());
+      if (!f.ok()) return f.status();
+      file = std::move(*f);
+    }
+    file->Add(key, value, false);
+    previous = &key;
+  }
+  return end_file();
+}
+
 absl::Status SortedRuns::Get(std::string_view key, std::string* value) {
   std::vector<const Run*> candidates;
   {
@@ -373,8 +430,46 @@ absl::Status SortedRuns::MergeInto(const std::vector<const Run*>& inputs, std::v
   return finish();
 }
 
+void SortedRuns::RemoveFiles(const std::vector<const Run*>& runs) {
+  std::error_code ec;
+  for (const Run* r : runs) fs::remove(r->path, ec);
+}
+
+absl::Status SortedRuns::Reduce(std::vector<const Run*>* component, std::deque<Run>* reduced,
+                                const std::function<absl::Status()>& tick) {
+  // The oldest files first: nothing older outside the group can hold their
+  // keys, so the merge may drop deletions, and its output, ranked as the
+  // group's newest, stays older than every file left.
+  std::sort(component->begin(), component->end(), [](const Run* a, const Run* b) { return a->rank < b->rank; });
+  while (component->size() > kMaxMergeInputs) {
+    const std::vector<const Run*> group(component->begin(), component->begin() + kMaxMergeInputs);
+    std::vector<Run> out;
+    if (absl::Status s = MergeInto(group, &out, tick); !s.ok()) return s;
+    if (out.size() >= group.size()) break;  // no fewer files: merge them all at once
+    std::vector<const Run*> rest(component->begin() + kMaxMergeInputs, component->end());
+    component->clear();
+    for (Run& r : out) {
+      r.rank = group.back()->rank;
+      reduced->push_back(std::move(r));
+      component->push_back(&reduced->back());
+    }
+    component->insert(component->end(), rest.begin(), rest.end());
+    RemoveFiles(group);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SortedRuns::Seal(const std::function<absl::Status()>& tick) {
   readers_.clear();
+  {
+    std::vector<std::pair<std::string, std::string>> small;
+    {
+      std::lock_guard<std::mutex> lock(small_mu_);
+      small.swap(small_);
+      small_bytes_ = 0;
+    }
+    if (absl::Status s = WriteSmall(std::move(small)); !s.ok()) return s;
+  }
   std::vector<Run> runs;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -387,8 +482,10 @@ absl::Status SortedRuns::Seal(const std::function<absl::Status()>& tick) {
   });
   // Components of overlapping files; a clean component is one big file
   // without deletions, adopted as it is. Neighbouring others are merged
-  // together, so small files (a short track's tiles) join into few.
+  // together, so small files (a short track's tiles) join into few, at most
+  // kMaxMergeInputs files at once (each merge input holds a file open).
   std::vector<Run> final_runs;
+  std::deque<Run> reduced;  // outputs of partial merges (stable addresses)
   std::vector<const Run*> pending;
   bool pending_needs_merge = false;
   auto flush = [&]() -> absl::Status {
@@ -397,8 +494,7 @@ absl::Status SortedRuns::Seal(const std::function<absl::Status()>& tick) {
       final_runs.push_back(*pending[0]);
     } else {
       if (absl::Status s = MergeInto(pending, &final_runs, tick); !s.ok()) return s;
-      std::error_code ec;
-      for (const Run* r : pending) fs::remove(r->path, ec);
+      RemoveFiles(pending);
     }
     pending.clear();
     pending_needs_merge = false;
@@ -418,7 +514,13 @@ absl::Status SortedRuns::Seal(const std::function<absl::Status()>& tick) {
       if (absl::Status s = flush(); !s.ok()) return s;
       final_runs.push_back(runs[i]);
     } else {
-      for (size_t k = i; k < j; ++k) pending.push_back(&runs[k]);
+      std::vector<const Run*> component;
+      for (size_t k = i; k < j; ++k) component.push_back(&runs[k]);
+      if (absl::Status s = Reduce(&component, &reduced, tick); !s.ok()) return s;
+      if (pending.size() + component.size() > kMaxMergeInputs) {
+        if (absl::Status s = flush(); !s.ok()) return s;
+      }
+      pending.insert(pending.end(), component.begin(), component.end());
       pending_needs_merge |= overlap || deletions;
     }
     i = j;

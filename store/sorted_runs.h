@@ -24,13 +24,16 @@
 // - Seal(), after every writer is closed: files whose key ranges overlap,
 //   files holding deletions and runs of small neighbours are merged into new
 //   files (the newest value of each key, deletions dropped); the rest are
-//   adopted as they are. All are renamed "table-NNNNNN.ldb" in key order and
-//   listed (store/file_list.h). Every file is synced before it is listed.
+//   adopted as they are; a merge reads at most 64 files at once (an
+//   overlapping component of more is first merged oldest-first in groups).
+//   All are renamed "table-NNNNNN.ldb" in key order and listed
+//   (store/file_list.h). Every file is synced before it is listed.
 // - Get() reads closed files (the argument merge reads blocks back).
 #ifndef TRACETABLE_STORE_SORTED_RUNS_H_
 #define TRACETABLE_STORE_SORTED_RUNS_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -103,6 +106,14 @@ class SortedRuns {
   // `side_bytes`: the writer's side buffer, written as a file when full.
   std::unique_ptr<RunWriter> NewWriter(size_t side_bytes = 8 << 20);
 
+  // Records of a small producer (a short track's tiles: writing each to a
+  // file of its own costs more than its bytes), with keys no one else
+  // writes. Kept in memory and written in key order, a file per stretch
+  // that no other file's range cuts, at Seal() or when they pass
+  // `small_bytes` (set_small_bytes). Thread-safe.
+  absl::Status AddSmall(std::vector<std::pair<std::string, std::string>> records);
+  void set_small_bytes(uint64_t bytes) { small_limit_ = bytes; }
+
   // The newest value of `key` in closed files: NotFound if none or deleted.
   absl::Status Get(std::string_view key, std::string* value);
 
@@ -138,6 +149,14 @@ class SortedRuns {
   absl::Status MergeInto(const std::vector<const Run*>& inputs, std::vector<Run>* out,
                          const std::function<absl::Status()>& tick);
   absl::StatusOr<Reader*> Open(const Run& run);
+  // Merges the oldest files of an overlapping component until it has at
+  // most kMaxMergeInputs.
+  absl::Status Reduce(std::vector<const Run*>* component, std::deque<Run>* reduced,
+                      const std::function<absl::Status()>& tick);
+  static void RemoveFiles(const std::vector<const Run*>& runs);
+
+  static constexpr size_t kMaxMergeInputs = 64;
+  absl::Status WriteSmall(std::vector<std::pair<std::string, std::string>> records);
 
   std::string dir_;
   uint64_t max_file_bytes_ = 64 << 20;
@@ -146,6 +165,10 @@ class SortedRuns {
   uint64_t next_rank_ = 0;
   std::vector<Run> runs_;  // closed files
   uint64_t bytes_copied_ = 0;
+  std::mutex small_mu_;
+  std::vector<std::pair<std::string, std::string>> small_;
+  uint64_t small_bytes_ = 0;
+  uint64_t small_limit_ = 32 << 20;
   leveldb::Cache* cache_ = nullptr;
   std::map<uint64_t, std::unique_ptr<Reader>> readers_;  // by rank, for Get()
 };

@@ -115,10 +115,12 @@ absl::Status TableBuilder::Open() {
     return absl::InternalError(absl::StrCat("cannot create ", temp_dir_, ": ", ec.message()));
   }
   runs_ = std::make_unique<SortedRuns>(temp_dir_);
+  runs_->set_small_bytes(options_.memory_budget / 64);
   out_ = runs_->NewWriter();
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
   // once matched, then 1/16 for the track workers' event sorters, 1/32 for
-  // their queues and 1/64 for their held summaries: WriteTiles), and the
+  // their queues, 1/64 for their held summaries and 1/64 for short tracks'
+  // tiles: WriteTiles), and the
   // rest for what is not counted in records: merge read buffers, pipeline
   // batches, strings (100M events: peak RSS within budget + 200 MB,
   // bench/results).

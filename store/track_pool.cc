@@ -21,6 +21,8 @@ namespace {
 
 // 64 KiB: small enough for malloc to recycle instead of mapping fresh pages.
 constexpr size_t kBatchRecords = 1024;
+// Tracks with fewer events go to SortedRuns::AddSmall (~16 B/event on disk).
+constexpr uint64_t kSmallTrackRecords = 16384;
 
 struct Batch {
   uint32_t track = 0;
@@ -47,6 +49,15 @@ class HeldRecords {
     if (bytes_ < limit_) return absl::OkStatus();
     overflowed_ = true;
     return PutAll(overflow_);
+  }
+
+  bool overflowed() const { return overflowed_; }
+
+  // Hands the held records over (a small track's, for SortedRuns::AddSmall).
+  void Take(std::vector<std::pair<std::string, std::string>>* to) {
+    for (auto& r : held_) to->push_back(std::move(r));
+    held_.clear();
+    bytes_ = 0;
   }
 
   // At the end of the track.
@@ -193,6 +204,7 @@ class TrackPool::Worker {
       }
       last_ordinal_ = b.ordinal;
       track_ = b.track;
+      track_records_ = 0;
       const bool counter = options_.resources->tracks(b.track).kind() == proto::Track::COUNTER;
       writer_ = std::make_unique<TrackWriter>(
           b.track, counter, options_.num_levels, options_.min_ts,
@@ -212,20 +224,37 @@ class TrackPool::Worker {
       if (absl::Status s = writer_->Add(r); !s.ok()) return s;
     }
     stats_.events += b.records.size();
+    track_records_ += b.records.size();
     if (!b.last) return absl::OkStatus();
     absl::Status s = writer_->Finish(options_.resources->mutable_tracks(static_cast<int>(track_)));
     writer_.reset();
     if (!s.ok()) return s;
+    // A short track's records join other short tracks' in memory: a file
+    // of their own would cost more than their bytes (5,000 threads of 3
+    // events: 2.6 s of file creation).
+    const bool small = track_records_ < kSmallTrackRecords && !held_summaries_.overflowed() &&
+                       !held_stats_.overflowed();
     if (stats_index_) {
       s = stats_index_->Finish();
       stats_.stats_buckets += stats_index_->buckets();
       stats_.stats_bytes += stats_index_->bytes();
       stats_index_.reset();
       if (!s.ok()) return s;
-      if (s = held_stats_.Flush(); !s.ok()) return s;
+      if (!small) {
+        if (s = held_stats_.Flush(); !s.ok()) return s;
+      }
     }
-    if (s = WriteEventTiles(); !s.ok()) return s;
-    return held_summaries_.Flush();
+    if (!small) {
+      if (s = WriteEventTiles(nullptr); !s.ok()) return s;
+      return held_summaries_.Flush();
+    }
+    std::vector<std::pair<std::string, std::string>> records;
+    if (s = WriteEventTiles(&records); !s.ok()) return s;
+    held_summaries_.Take(&records);
+    held_stats_.Take(&records);
+    // Its keys lie between this worker's tracks before and after it.
+    last_ordinal_ = kNoOrdinal;
+    return options_.runs->AddSmall(std::move(records));
   }
 
   absl::Status Place(const TileRow& row, int level) {
@@ -236,8 +265,9 @@ class TrackPool::Worker {
     return placed_.Add(p);
   }
 
-  // The track's events by (level, ts): runs of one level cut into tiles.
-  absl::Status WriteEventTiles() {
+  // The track's events by (level, ts): runs of one level cut into tiles,
+  // into `small` if given, else this worker's file.
+  absl::Status WriteEventTiles(std::vector<std::pair<std::string, std::string>>* small) {
     std::vector<TileRow> rows;
     uint32_t level = 0;
     auto flush = [&]() -> absl::Status {
@@ -253,6 +283,10 @@ class TrackPool::Worker {
       }
       rows.clear();
       CountTile(value);
+      if (small) {
+        small->emplace_back(EncodeTileKey(key), std::move(value));
+        return absl::OkStatus();
+      }
       return out_->Put(EncodeTileKey(key), value);
     };
     const size_t read_budget = options_.placed_records * sizeof(PlacedRecord) / 4;
@@ -289,7 +323,9 @@ class TrackPool::Worker {
   const size_t max_queued_;  // batches
   std::unique_ptr<RunWriter> out_, stats_out_, overflow_out_;
   HeldRecords held_summaries_, held_stats_;
+  static constexpr uint64_t kNoOrdinal = UINT64_MAX - 1;  // +1 is no track's
   uint64_t last_ordinal_ = UINT64_MAX;  // none yet (+1 wraps to the first, 0)
+  uint64_t track_records_ = 0;
   TrackPoolStats stats_;
   std::thread thread_;  // last: starts once everything above exists
 };
