@@ -120,10 +120,9 @@ absl::Status TableBuilder::Open() {
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
   // once matched, then 1/16 for the track workers' event sorters, 1/32 for
   // their queues, 1/64 for their held summaries and 1/64 for short tracks'
-  // tiles: WriteTiles), and the
-  // rest for what is not counted in records: merge read buffers, pipeline
-  // batches, strings (100M events: peak RSS within budget + 200 MB,
-  // bench/results).
+  // tiles: WriteTiles), and the rest for what is not counted in records:
+  // merge read buffers, pipeline batches, strings (100M events: peak RSS
+  // within budget + 200 MB, bench/results).
   // The string tables are charged to the budget as they grow
   // (ChargeStrings): the two record sorters' shares are of what they leave.
   const size_t records = options_.memory_budget / sizeof(SortRecord);
