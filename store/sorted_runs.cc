@@ -53,6 +53,9 @@ void StartWriteback(const std::string& path) {
   ::close(fd);
 }
 
+// Keys of one kind (docs/format.md: the first byte) share files.
+bool SameKeySpace(std::string_view a, std::string_view b) { return a.substr(0, 1) == b.substr(0, 1); }
+
 absl::Status SyncFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -136,7 +139,7 @@ absl::Status RunWriter::Add(std::string_view key, std::string_view value, bool d
   // A key space (the first byte: tiles, arguments, an index...) gets files
   // of its own: a writer that goes on to another one leaves no file whose
   // range spans other writers' key spaces.
-  if (file_ && have_last_ && key.substr(0, 1) != std::string_view(last_key_).substr(0, 1)) {
+  if (file_ && have_last_ && !SameKeySpace(key, last_key_)) {
     if (absl::Status s = EndFile(&file_); !s.ok()) return s;
   }
   if (!file_) {
@@ -152,14 +155,7 @@ absl::Status RunWriter::Add(std::string_view key, std::string_view value, bool d
   return file_->bytes() < runs_->max_file_bytes() ? absl::OkStatus() : EndFile(&file_);
 }
 
-absl::Status RunWriter::EndFile(std::unique_ptr<OpenFile>* file) {
-  if (!*file) return absl::OkStatus();
-  absl::StatusOr<SortedRuns::Run> run = (*file)->Finish();
-  file->reset();
-  if (!run.ok()) return run.status();
-  runs_->AddRun(std::move(*run));
-  return absl::OkStatus();
-}
+absl::Status RunWriter::EndFile(std::unique_ptr<OpenFile>* file) { return runs_->EndFile(file, nullptr); }
 
 absl::Status RunWriter::Cut() {
   if (absl::Status s = EndFile(&file_); !s.ok()) return s;
@@ -175,7 +171,7 @@ absl::Status RunWriter::FlushSide() {
   // By key; among equal keys the last put first, and only it is written.
   std::vector<size_t> order(side_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (int c = side_[a].key.compare(side_[b].key); c != 0) return c < 0;
     return a > b;
   });
@@ -186,7 +182,7 @@ absl::Status RunWriter::FlushSide() {
     if (i > 0) {
       const std::string& previous = side_[order[i - 1]].key;
       if (r.key == previous) continue;
-      if (r.key.substr(0, 1) != previous.substr(0, 1)) {
+      if (!SameKeySpace(r.key, previous)) {
         if (absl::Status s = EndFile(&file); !s.ok()) return s;
       }
     }
@@ -222,6 +218,20 @@ std::pair<std::string, uint64_t> SortedRuns::StartFile() {
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t rank = next_rank_++;
   return {(fs::path(dir_) / absl::StrFormat("run-%06d.sst", rank)).string(), rank};
+}
+
+absl::Status SortedRuns::EndFile(std::unique_ptr<RunWriter::OpenFile>* file, std::vector<Run>* out) {
+  if (!*file) return absl::OkStatus();
+  absl::StatusOr<Run> run = (*file)->Finish();
+  file->reset();
+  if (!run.ok()) return run.status();
+  if (!out) {
+    AddRun(std::move(*run));
+  } else {
+    bytes_copied_ += run->bytes;
+    if (run->bytes > 0) out->push_back(std::move(*run));
+  }
+  return absl::OkStatus();
 }
 
 void SortedRuns::AddRun(Run run) {
@@ -283,23 +293,15 @@ absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::stri
   }
   std::sort(starts.begin(), starts.end());
   std::unique_ptr<RunWriter::OpenFile> file;
-  auto end_file = [&]() -> absl::Status {
-    if (!file) return absl::OkStatus();
-    absl::StatusOr<Run> run = file->Finish();
-    file.reset();
-    if (!run.ok()) return run.status();
-    AddRun(std::move(*run));
-    return absl::OkStatus();
-  };
   const std::string* previous = nullptr;
   for (const auto& [key, value] : records) {
     if (previous) {
       auto next_start = std::upper_bound(starts.begin(), starts.end(), *previous);
-      const bool cut = key.substr(0, 1) != previous->substr(0, 1) ||
+      const bool cut = !SameKeySpace(key, *previous) ||
                        (next_start != starts.end() && *next_start <= key) ||
                        (file && file->bytes() >= max_file_bytes_);
       if (cut) {
-        if (absl::Status s = end_file(); !s.ok()) return s;
+        if (absl::Status s = EndFile(&file, nullptr); !s.ok()) return s;
       }
     }
     if (!file) {
@@ -310,7 +312,7 @@ absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::stri
     file->Add(key, value, false);
     previous = &key;
   }
-  return end_file();
+  return EndFile(&file, nullptr);
 }
 
 absl::Status SortedRuns::Get(std::string_view key, std::string* value) {
@@ -387,15 +389,6 @@ absl::Status SortedRuns::MergeInto(const std::vector<const Run*>& inputs, std::v
     heap.push(i);
   }
   std::unique_ptr<RunWriter::OpenFile> file;
-  auto finish = [&]() -> absl::Status {
-    if (!file) return absl::OkStatus();
-    absl::StatusOr<Run> run = file->Finish();
-    file.reset();
-    if (!run.ok()) return run.status();
-    bytes_copied_ += run->bytes;
-    if (run->bytes > 0) out->push_back(std::move(*run));
-    return absl::OkStatus();
-  };
   std::string last;
   bool have_last = false;
   while (!heap.empty()) {
@@ -415,7 +408,7 @@ absl::Status SortedRuns::MergeInto(const std::vector<const Run*>& inputs, std::v
         }
         file->Add(s.key.user_key, {s.it->value().data(), s.it->value().size()}, false);
         if (file->bytes() >= max_file_bytes_) {
-          if (absl::Status st = finish(); !st.ok()) return st;
+          if (absl::Status st = EndFile(&file, out); !st.ok()) return st;
         }
       }
     }
@@ -427,7 +420,7 @@ absl::Status SortedRuns::MergeInto(const std::vector<const Run*>& inputs, std::v
       return Failed(s.it->status(), absl::StrCat("reading ", s.run->path));
     }
   }
-  return finish();
+  return EndFile(&file, out);
 }
 
 void SortedRuns::RemoveFiles(const std::vector<const Run*>& runs) {

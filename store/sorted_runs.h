@@ -79,8 +79,7 @@ class RunWriter {
   struct OpenFile;
   absl::Status Add(std::string_view key, std::string_view value, bool deletion);
   absl::Status FlushSide();
-  // Finishes `file` (if any) and hands its run over.
-  absl::Status EndFile(std::unique_ptr<OpenFile>* file);
+  absl::Status EndFile(std::unique_ptr<OpenFile>* file);  // SortedRuns::EndFile
 
   SortedRuns* runs_;
   std::unique_ptr<OpenFile> file_;
@@ -146,6 +145,9 @@ class SortedRuns {
   // A new file's path and rank.
   std::pair<std::string, uint64_t> StartFile();
   void AddRun(Run run);
+  // Finishes `*file` (if any): its run joins the closed files, or, given
+  // `out`, a merge's output (counted as copied).
+  absl::Status EndFile(std::unique_ptr<RunWriter::OpenFile>* file, std::vector<Run>* out);
   absl::Status MergeInto(const std::vector<const Run*>& inputs, std::vector<Run>* out,
                          const std::function<absl::Status()>& tick);
   absl::StatusOr<Reader*> Open(const Run& run);

@@ -9,7 +9,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -126,6 +128,37 @@ TEST(SortedRuns, RandomWritesReadBackAsTheLastValueOfEachKey) {
   }
 }
 
+// Two threads (tile workers) each call `work(t, rng, writer, model)` with a
+// writer of their own; then the runs are sealed and must read back as both
+// models together. Returns the bytes written before sealing.
+using TrackWork = std::function<void(int t, std::mt19937& rng, RunWriter* w, Model* model)>;
+uint64_t WriteOnTwoThreadsAndSeal(SortedRuns* runs, const std::string& dir, const TrackWork& work) {
+  Model model[2];
+  auto thread_main = [&](int t) {
+    std::mt19937 rng(t);
+    std::unique_ptr<RunWriter> w = runs->NewWriter();
+    work(t, rng, w.get(), &model[t]);
+    ASSERT_TRUE(w->Close().ok());
+  };
+  std::thread a(thread_main, 0), b(thread_main, 1);
+  a.join();
+  b.join();
+  const uint64_t written = runs->bytes_written();
+  EXPECT_TRUE(runs->Seal(NoTick).ok());
+  Model all = model[0];
+  all.insert(model[1].begin(), model[1].end());
+  EXPECT_EQ(ReadTable(dir), all);
+  ExpectOnlyTableFiles(dir);
+  return written;
+}
+
+// 100 random letters: snappy keeps their size.
+std::string RandomValue(std::mt19937& rng) {
+  std::string value(100, ' ');
+  for (char& c : value) c = static_cast<char>('a' + rng() % 26);
+  return value;
+}
+
 // Tile workers: threads writing whole tracks in key order, cutting where
 // another thread's track falls between theirs. Big in-order files are
 // adopted as they are; only small ones are merged.
@@ -133,32 +166,18 @@ TEST(SortedRuns, InOrderStreamsFromThreadsAreAdoptedWithoutACopy) {
   ScratchDir scratch("threads");
   SortedRuns runs(scratch.dir);
   runs.set_file_sizes(256 << 10, 32 << 10);
-  Model model[2];
-  auto work = [&](int t) {
-    std::mt19937 rng(t);
-    std::string value(100, ' ');
-    std::unique_ptr<RunWriter> w = runs.NewWriter();
+  const uint64_t written = WriteOnTwoThreadsAndSeal(&runs, scratch.dir, [](int t, std::mt19937& rng, RunWriter* w, Model* model) {
     for (uint32_t track = t; track < 40; track += 2) {
       ASSERT_TRUE(w->Cut().ok());
       // The first 20 tracks are small, the rest big.
       const uint32_t rows = track < 20 ? 20 : 4000;
       for (uint32_t r = 0; r < rows; ++r) {
-        const std::string k = absl::StrFormat("T%04u-%08u", track, r);
-        for (char& c : value) c = static_cast<char>('a' + rng() % 26);  // snappy keeps its size
+        const std::string k = absl::StrFormat("T%04u-%08u", track, r), value = RandomValue(rng);
         ASSERT_TRUE(w->Put(k, value).ok());
-        model[t][k] = value;
+        (*model)[k] = value;
       }
     }
-    ASSERT_TRUE(w->Close().ok());
-  };
-  std::thread a(work, 0), b(work, 1);
-  a.join();
-  b.join();
-  const uint64_t written = runs.bytes_written();
-  ASSERT_TRUE(runs.Seal(NoTick).ok());
-  Model all = model[0];
-  all.insert(model[1].begin(), model[1].end());
-  EXPECT_EQ(ReadTable(scratch.dir), all);
+  });
   // The small tracks' files (20 rows each) are all that is copied, into one.
   EXPECT_GT(runs.bytes_copied(), 0u);
   EXPECT_LT(runs.bytes_copied(), written / 20) << written;
@@ -217,18 +236,14 @@ void SmallRecordsBetweenFiles(uint64_t small_bytes) {
   SortedRuns runs(scratch.dir);
   runs.set_file_sizes(256 << 10, 32 << 10);
   runs.set_small_bytes(small_bytes);
-  Model model[2];
-  auto work = [&](int t) {
-    std::mt19937 rng(t);
-    std::string value(100, ' ');
-    std::unique_ptr<RunWriter> w = runs.NewWriter();
+  std::atomic<size_t> records{0};
+  const uint64_t written = WriteOnTwoThreadsAndSeal(&runs, scratch.dir, [&](int t, std::mt19937& rng, RunWriter* w, Model* model) {
     for (uint32_t track = t; track < 400; track += 2) {
       const bool big = track % 50 == 7;
       std::vector<std::pair<std::string, std::string>> small;
       for (uint32_t r = 0; r < (big ? 3000u : 5u); ++r) {
-        for (char& c : value) c = static_cast<char>('a' + rng() % 26);
-        const std::string k = absl::StrFormat("T%04u-%08u", track, r);
-        model[t][k] = value;
+        const std::string k = absl::StrFormat("T%04u-%08u", track, r), value = RandomValue(rng);
+        (*model)[k] = value;
         if (big) {
           ASSERT_TRUE(w->Put(k, value).ok());
         } else {
@@ -238,18 +253,9 @@ void SmallRecordsBetweenFiles(uint64_t small_bytes) {
       if (big) ASSERT_TRUE(w->Cut().ok());
       if (!small.empty()) ASSERT_TRUE(runs.AddSmall(std::move(small)).ok());
     }
-    ASSERT_TRUE(w->Close().ok());
-  };
-  std::thread a(work, 0), b(work, 1);
-  a.join();
-  b.join();
-  const uint64_t written = runs.bytes_written();
-  ASSERT_TRUE(runs.Seal(NoTick).ok());
-  Model all = model[0];
-  all.insert(model[1].begin(), model[1].end());
-  EXPECT_EQ(ReadTable(scratch.dir), all);
-  if (small_bytes > all.size() * 200) EXPECT_LT(runs.bytes_copied(), written / 4) << written;
-  ExpectOnlyTableFiles(scratch.dir);
+    records += model->size();  // each thread its own, once done
+  });
+  if (small_bytes > records * 200) EXPECT_LT(runs.bytes_copied(), written / 4) << written;
 }
 
 TEST(SortedRuns, SmallRecordsFillTheGapsBetweenFiles) { SmallRecordsBetweenFiles(64 << 20); }
