@@ -2,7 +2,9 @@
 #ifndef TRACETABLE_STORE_SORT_RECORD_H_
 #define TRACETABLE_STORE_SORT_RECORD_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "format/event.h"
@@ -11,38 +13,66 @@
 
 namespace tracetable {
 
+// 48 bytes: the main sorter holds every event of a table (10M events: 480
+// MB), so its size is both the sort's memory traffic and the pages an ingest
+// first touches (64 bytes before: 25% more of both, and a Kineto-shaped 10M
+// trace spilled at the default budget).
+//
 // On B/E records waiting to be matched, `dur` holds the event's tts when
 // flags has kFlagHasThreadTime (a begin or end has no duration of its own).
+//
+// `flow_out`/`flow_in` (slices' flow bindings) share their 8 bytes with a
+// counter's value (value(), set_value()) and, on async slices between
+// matching and lane layout, with their nest (SetAsyncNest): no record needs
+// two of them.
 struct SortRecord {
-  uint32_t track = 0;
-  EventKind kind = EventKind::kSlice;
-  uint8_t pad[3] = {0, 0, 0};
   int64_t ts = 0;
   int64_t dur = 0;
-  uint64_t id = 0;  // read order; the key of the event's args
+  uint32_t track = 0;
   uint32_t name = 0;
   uint32_t cat = 0;
-  uint32_t flags = 0;
   uint32_t flow_id = 0;
+  uint64_t id : 40 = 0;  // read order; the key of the event's args (< kMaxEventIds)
+  EventKind kind : 8 = EventKind::kSlice;
+  uint64_t flags : 8 = 0;    // EventFlag bits (all below 1 << 8)
+  uint64_t id_high : 8 = 0;  // high bits of an async slice's nest root
   uint32_t flow_out = 0;
   uint32_t flow_in = 0;
-  double value = 0;
+
+  double value() const {
+    double v;
+    std::memcpy(&v, &flow_out, sizeof(v));
+    return v;
+  }
+  void set_value(double v) { std::memcpy(&flow_out, &v, sizeof(v)); }
 };
 static_assert(std::is_trivially_copyable_v<SortRecord>);
-static_assert(sizeof(SortRecord) == 64);
+static_assert(sizeof(SortRecord) == 48);
+static_assert(offsetof(SortRecord, flow_in) == offsetof(SortRecord, flow_out) + 4);
+
+// Event ids (read order) fit SortRecord::id: a table holds fewer events.
+inline constexpr uint64_t kMaxEventIds = uint64_t{1} << 40;
 
 // Between matching and lane layout an async slice (kFlagAsync) carries its
-// place in the nest of its id (format/nest_layout.h) in fields such slices
-// do not otherwise use: `value` the root's event id (exact: ids stay far
-// below 2^53), `flow_out` the depth, `flow_in` the height. The track writer
-// reads them and writes the row without them.
+// place in the nest of its id (format/nest_layout.h) in its flow fields
+// (async slices bind no flows): `flow_out` the depth, then for a root
+// (depth 0, its own id the root) `flow_in` its height, else `flow_in` and
+// `id_high` the root's id (a child's own height is not needed: its lane is
+// its root's block base + depth). The track writer reads them and writes
+// the row without them.
 inline void SetAsyncNest(SortRecord* r, const AsyncNest& n) {
-  r->value = static_cast<double>(n.root);
   r->flow_out = n.depth;
-  r->flow_in = n.height;
+  if (n.depth == 0) {
+    r->flow_in = n.height;
+    r->id_high = 0;
+  } else {
+    r->flow_in = static_cast<uint32_t>(n.root);
+    r->id_high = n.root >> 32;
+  }
 }
 inline AsyncNest GetAsyncNest(const SortRecord& r) {
-  return AsyncNest{static_cast<uint64_t>(r.value), r.flow_out, r.flow_in};
+  if (r.flow_out == 0) return AsyncNest{r.id, 0, r.flow_in};
+  return AsyncNest{uint64_t{r.id_high} << 32 | r.flow_in, r.flow_out, 1};
 }
 
 // Order of the main stream: by track, then start, longer first (a parent
@@ -89,6 +119,7 @@ struct PlacedRecord {
   uint32_t level = 0;
 };
 static_assert(std::is_trivially_copyable_v<PlacedRecord>);
+static_assert(sizeof(PlacedRecord) == 56);
 
 // An event as a tile row (one event: count 1) and back.
 inline TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
@@ -101,10 +132,13 @@ inline TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
   row.cat = r.cat;
   row.flags = r.flags;
   row.flow_id = r.flow_id;
-  row.flow_out = r.flow_out;
-  row.flow_in = r.flow_in;
+  if (r.kind == EventKind::kCounter) {
+    row.value = r.value();
+  } else {
+    row.flow_out = r.flow_out;
+    row.flow_in = r.flow_in;
+  }
   row.id = r.id;
-  row.value = r.value;
   row.count = 1;
   row.covered = static_cast<uint64_t>(r.dur);
   row.longest_dur = r.dur;
@@ -122,9 +156,12 @@ inline SortRecord RecordFromRow(const TileRow& row, uint32_t track) {
   r.cat = row.cat;
   r.flags = row.flags;
   r.flow_id = row.flow_id;
-  r.flow_out = row.flow_out;
-  r.flow_in = row.flow_in;
-  r.value = row.value;
+  if (row.kind == EventKind::kCounter) {
+    r.set_value(row.value);
+  } else {
+    r.flow_out = row.flow_out;
+    r.flow_in = row.flow_in;
+  }
   return r;
 }
 

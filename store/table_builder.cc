@@ -341,6 +341,9 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.kind = e.kind;
   r.ts = e.ts;
   r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
+  if (next_id_ >= kMaxEventIds) {
+    return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxEventIds, " events in one table"));
+  }
   r.id = next_id_++;
   events_added_.store(r.id, std::memory_order_relaxed);
   if ((r.id & 0xFFFF) == 0 && options_.stop && options_.stop->load(std::memory_order_relaxed)) {
@@ -350,9 +353,12 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.cat = e.cat;
   r.flags = e.flags;
   r.flow_id = async && current_input_ > 0 ? InputAsyncKey(e.flow_id) : e.flow_id;
-  r.flow_out = e.flow_out;
-  r.flow_in = e.flow_in;
-  r.value = e.value;
+  if (e.kind == EventKind::kCounter) {
+    r.set_value(e.value);  // event.h: only counters have a value
+  } else {
+    r.flow_out = e.flow_out;
+    r.flow_in = e.flow_in;
+  }
   if (!e.args_json.empty() && e.args_json != "{}") {
     r.flags |= kFlagHasArgs;
     if (absl::Status s = PutArgs(r.id, e.args_json); !s.ok()) return s;
@@ -689,9 +695,12 @@ absl::Status TableBuilder::DeriveMemoryProfile() {
     r.track = track;
     r.kind = EventKind::kCounter;
     r.ts = ts;
+    if (next_id_ >= kMaxEventIds) {
+      return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxEventIds, " events in one table"));
+    }
     r.id = next_id_++;
     r.name = name;
-    r.value = value;
+    r.set_value(value);
     return main_->Add(r);
   };
   out.put = [this](std::string k, std::string v) { return Put(std::move(k), std::move(v)); };
