@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "store/thread_name.h"
 
 namespace tracetable {
 namespace {
@@ -17,27 +19,61 @@ constexpr size_t kChunkPostings = 1024;
 }  // namespace
 
 SearchIndexWriter::SearchIndexWriter(std::string spill_prefix, size_t memory_bytes)
-    : sorter_(std::make_unique<ExternalSorter<Posting, PostingOrder>>(std::move(spill_prefix), PostingOrder{},
-                                                        memory_bytes / sizeof(Posting))) {}
+    : spill_prefix_(std::move(spill_prefix)), memory_bytes_(memory_bytes) {
+  Partition({}, 1);
+}
+
+void SearchIndexWriter::Partition(const std::vector<uint32_t>& weights, int parts) {
+  parts = std::max(parts, 1);
+  const uint64_t total = std::accumulate(weights.begin(), weights.end(), uint64_t{0});
+  parts_.clear();
+  uint64_t sum = 0;
+  uint32_t name = 0;
+  for (int p = 0; p < parts; ++p) {
+    // The first name past p/parts of the weight.
+    while (name < weights.size() && sum * parts < total * p) sum += weights[name++];
+    auto part = std::make_unique<Part>();
+    part->first_name = name;
+    part->sorter = std::make_unique<ExternalSorter<Posting, PostingOrder>>(
+        absl::StrCat(spill_prefix_, p), PostingOrder{}, memory_bytes_ / parts / sizeof(Posting));
+    parts_.push_back(std::move(part));
+  }
+}
 
 absl::Status SearchIndexWriter::AddTile(const TileKey& key, int64_t tile_start,
                                         const std::vector<TileRow>& rows) {
-  absl::flat_hash_set<uint32_t> names;
+  std::vector<uint32_t> names;
+  names.reserve(rows.size());
   int64_t end = tile_start, last = tile_start;
   for (const TileRow& r : rows) {
     if (r.kind == EventKind::kCounter || r.name == 0) continue;
-    names.insert(r.name);
+    names.push_back(r.name);
     end = std::max(end, r.ts + r.dur);
     last = std::max(last, r.ts);
   }
   if (names.empty()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (tiles_.size() == UINT32_MAX) return absl::ResourceExhaustedError("more than 2^32 tiles to index");
-  const uint32_t index = static_cast<uint32_t>(tiles_.size());
-  tiles_.push_back(Tile{key.start, static_cast<uint64_t>(end - tile_start),
-                        static_cast<uint64_t>(last - tile_start), key.track, key.level});
-  for (uint32_t name : names) {
-    if (absl::Status s = sorter_->Add(Posting{name, index}); !s.ok()) return s;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  uint32_t index;
+  {
+    std::lock_guard<std::mutex> lock(tiles_mu_);
+    if (tiles_.size() == UINT32_MAX) return absl::ResourceExhaustedError("more than 2^32 tiles to index");
+    index = static_cast<uint32_t>(tiles_.size());
+    tiles_.push_back(Tile{key.start, static_cast<uint64_t>(end - tile_start),
+                          static_cast<uint64_t>(last - tile_start), key.track, key.level});
+  }
+  // Names are sorted: each partition takes a stretch of them.
+  auto from = names.begin();
+  for (size_t p = 0; p < parts_.size() && from != names.end(); ++p) {
+    auto to = p + 1 == parts_.size()
+                  ? names.end()
+                  : std::lower_bound(from, names.end(), parts_[p + 1]->first_name);
+    if (from == to) continue;
+    std::lock_guard<std::mutex> lock(parts_[p]->mu);
+    for (auto it = from; it != to; ++it) {
+      if (absl::Status s = parts_[p]->sorter->Add(Posting{*it, index}); !s.ok()) return s;
+    }
+    from = to;
   }
   return absl::OkStatus();
 }
@@ -68,10 +104,15 @@ absl::Status SearchIndexWriter::WriteDirectory(const std::vector<uint32_t>& by_r
   return absl::OkStatus();
 }
 
-absl::Status SearchIndexWriter::Finish(size_t read_budget, const PutFn& put,
+absl::Status SearchIndexWriter::Finish(size_t read_budget, const std::vector<PutFn>& puts,
                                        proto::SearchIndexInfo* info) {
+  if (puts.size() != parts_.size()) {
+    return absl::InternalError(absl::StrCat("search index: ", puts.size(), " writers for ", parts_.size(), " partitions"));
+  }
   *info = proto::SearchIndexInfo();
-  info->set_postings(sorter_->size());
+  uint64_t postings = 0;
+  for (const auto& part : parts_) postings += part->sorter->size();
+  info->set_postings(postings);
   info->set_tiles(tiles_.size());
   std::vector<uint32_t> by_rank(tiles_.size());
   std::iota(by_rank.begin(), by_rank.end(), 0u);
@@ -79,9 +120,33 @@ absl::Status SearchIndexWriter::Finish(size_t read_budget, const PutFn& put,
     return std::tie(tiles_[a].start, tiles_[a].track, tiles_[a].level) <
            std::tie(tiles_[b].start, tiles_[b].track, tiles_[b].level);
   });
-  if (absl::Status s = WriteDirectory(by_rank, put, info); !s.ok()) return s;
+  if (absl::Status s = WriteDirectory(by_rank, puts[0], info); !s.ok()) return s;
   std::vector<uint32_t> rank_of(tiles_.size());
   for (uint32_t r = 0; r < by_rank.size(); ++r) rank_of[by_rank[r]] = r;
+
+  std::vector<PartInfo> part_info(parts_.size());
+  std::vector<absl::Status> status(parts_.size());
+  std::vector<std::thread> threads;
+  const size_t part_budget = read_budget / parts_.size();
+  for (size_t p = 1; p < parts_.size(); ++p) {
+    threads.emplace_back([&, p] {
+      NameThisThread("tt-search");
+      status[p] = WriteChunks(*parts_[p], part_budget, by_rank, rank_of, puts[p], &part_info[p]);
+    });
+  }
+  status[0] = WriteChunks(*parts_[0], part_budget, by_rank, rank_of, puts[0], &part_info[0]);
+  for (std::thread& t : threads) t.join();
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    if (!status[p].ok()) return status[p];
+    info->set_chunks(info->chunks() + part_info[p].chunks);
+    info->set_bytes(info->bytes() + part_info[p].bytes);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, const std::vector<uint32_t>& by_rank,
+                                            const std::vector<uint32_t>& rank_of, const PutFn& put,
+                                            PartInfo* info) {
   auto start = [&](uint32_t rank) { return tiles_[by_rank[rank]].start; };
   auto end = [&](uint32_t rank) { return tiles_[by_rank[rank]].start + tiles_[by_rank[rank]].reach; };
 
@@ -103,8 +168,8 @@ absl::Status SearchIndexWriter::Finish(size_t read_budget, const PutFn& put,
         prev = r;
       }
       std::string value = c.SerializeAsString();
-      info->set_chunks(info->chunks() + 1);
-      info->set_bytes(info->bytes() + value.size());
+      ++info->chunks;
+      info->bytes += value.size();
       return put(SearchChunkKey(name, live[carried]), std::move(value));
     };
     for (uint32_t r : ranks) {
@@ -121,7 +186,7 @@ absl::Status SearchIndexWriter::Finish(size_t read_budget, const PutFn& put,
     ranks.clear();
     return s;
   };
-  absl::Status st = sorter_->Merge(read_budget, [&](const Posting& p) -> absl::Status {
+  absl::Status st = part.sorter->Merge(read_budget, [&](const Posting& p) -> absl::Status {
     if (p.name != name) {
       if (absl::Status s = write_name(); !s.ok()) return s;
       name = p.name;

@@ -12,6 +12,11 @@
 //
 // AddTile() may be called from several threads (store/track_pool.h): the
 // directory's order comes from sorting, not from the order of the calls.
+// Postings are kept in partitions by name range (Partition()), each with
+// its own lock and sorter, and Finish() writes the partitions' chunks on
+// as many threads through a writer each: their key ranges are disjoint and
+// ascending, and each name's chunks are the same whichever partition holds
+// it.
 //
 // Memory: postings are bounded by the given budget (they spill), however
 // many distinct names there are; the directory is held in memory at about
@@ -27,7 +32,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "format/keys.h"
 #include "format/tile_codec.h"
@@ -44,12 +48,20 @@ class SearchIndexWriter {
   // postings are buffered.
   SearchIndexWriter(std::string spill_prefix, size_t memory_bytes);
 
+  // Splits the names into `parts` ranges of about equal weight, from
+  // weights[name] (events per name: postings follow them; a name beyond
+  // counts 0). Only before the first AddTile(); without it there is one
+  // partition.
+  void Partition(const std::vector<uint32_t>& weights, int parts);
+  int partitions() const { return static_cast<int>(parts_.size()); }
+
   // `rows` are the rows of the events tile `key`, in tile order.
   absl::Status AddTile(const TileKey& key, int64_t tile_start, const std::vector<TileRow>& rows);
 
-  // Writes the directory and every chunk through `put` and describes the
-  // index in `info`. `read_budget` bounds the merge's read buffers.
-  absl::Status Finish(size_t read_budget, const PutFn& put, proto::SearchIndexInfo* info);
+  // Writes the directory through puts[0] and partition p's chunks through
+  // puts[p] (one per partition, each on a thread of its own), and describes
+  // the index in `info`. `read_budget` bounds the merges' read buffers.
+  absl::Status Finish(size_t read_budget, const std::vector<PutFn>& puts, proto::SearchIndexInfo* info);
 
   struct Posting {
     uint32_t name;
@@ -65,17 +77,32 @@ class SearchIndexWriter {
     uint32_t level;
   };
 
-  absl::Status WriteDirectory(const std::vector<uint32_t>& by_rank, const PutFn& put,
-                              proto::SearchIndexInfo* info);
-
-  std::mutex mu_;  // guards sorter_ and tiles_ during AddTile
   // By name, then tile: the order of one 64-bit key, so the sorter sorts by
   // radix (external_sorter.h).
   struct PostingOrder {
     static uint64_t Key(const Posting& p) { return uint64_t{p.name} << 32 | p.tile; }
     bool operator()(const Posting& a, const Posting& b) const { return Key(a) < Key(b); }
   };
-  std::unique_ptr<ExternalSorter<Posting, PostingOrder>> sorter_;
+  struct Part {
+    uint32_t first_name = 0;  // names from here to the next part's first
+    std::mutex mu;            // guards sorter during AddTile
+    std::unique_ptr<ExternalSorter<Posting, PostingOrder>> sorter;
+  };
+  // What one partition's chunks added to the index.
+  struct PartInfo {
+    uint64_t chunks = 0;
+    uint64_t bytes = 0;
+  };
+
+  absl::Status WriteDirectory(const std::vector<uint32_t>& by_rank, const PutFn& put,
+                              proto::SearchIndexInfo* info);
+  absl::Status WriteChunks(Part& part, size_t read_budget, const std::vector<uint32_t>& by_rank,
+                           const std::vector<uint32_t>& rank_of, const PutFn& put, PartInfo* info);
+
+  std::string spill_prefix_;
+  size_t memory_bytes_;
+  std::vector<std::unique_ptr<Part>> parts_;
+  std::mutex tiles_mu_;  // guards tiles_ during AddTile
   std::vector<Tile> tiles_;
 };
 

@@ -350,6 +350,8 @@ absl::Status TableBuilder::Add(const Event& e) {
     return absl::CancelledError("interrupted");
   }
   r.name = e.name;
+  if (r.name >= name_events_.size()) name_events_.resize(r.name + 1);
+  if (name_events_[r.name] != UINT32_MAX) ++name_events_[r.name];
   r.cat = e.cat;
   r.flags = e.flags;
   r.flow_id = async && current_input_ > 0 ? InputAsyncKey(e.flow_id) : e.flow_id;
@@ -389,7 +391,8 @@ absl::Status TableBuilder::Add(const Event& e) {
 
 uint64_t TableBuilder::StringBytes() const {
   return static_cast<uint64_t>(std::max<int64_t>(shared_strings_.bytes(), 0)) +
-         (strings_.capacity() + table_string_of_shared_.capacity()) * sizeof(uint32_t);
+         (strings_.capacity() + table_string_of_shared_.capacity() + name_events_.capacity()) *
+             sizeof(uint32_t);
 }
 
 absl::Status TableBuilder::ChargeStrings() {
@@ -732,6 +735,9 @@ absl::Status TableBuilder::WriteTiles() {
   po.queued_bytes = options_.memory_budget / 32 / po.threads;
   po.runs = runs_.get();
   po.resources = &resources_;
+  // Its chunks are written on as many threads as tiles are (Finish()).
+  search_index_->Partition(name_events_, po.threads);
+  name_events_ = {};
   po.search_index = search_index_.get();
   po.flow_index = flow_index_.get();
   std::optional<StatsGrid> grid;
@@ -769,10 +775,18 @@ absl::Status TableBuilder::WriteTiles() {
 }
 
 absl::Status TableBuilder::WriteSearchIndex(proto::SearchIndexInfo* info) {
-  std::unique_ptr<RunWriter> w = runs_->NewWriter();
-  auto put = [&](std::string k, std::string v) { return w->Put(k, v); };
-  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, put, info); !s.ok()) return s;
-  return w->Close();
+  // A writer per partition: their key ranges follow one another.
+  std::vector<std::unique_ptr<RunWriter>> writers;
+  std::vector<SearchIndexWriter::PutFn> puts;
+  for (int p = 0; p < search_index_->partitions(); ++p) {
+    RunWriter* w = writers.emplace_back(runs_->NewWriter()).get();
+    puts.push_back([w](std::string k, std::string v) { return w->Put(k, v); });
+  }
+  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, puts, info); !s.ok()) return s;
+  for (auto& w : writers) {
+    if (absl::Status s = w->Close(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TableBuilder::WriteStrings() {

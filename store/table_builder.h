@@ -221,6 +221,9 @@ class TableBuilder : public EventSink {
   SharedStrings shared_strings_;
   static constexpr uint32_t kNoString = UINT32_MAX;
   std::vector<uint32_t> table_string_of_shared_;
+  // Events per name (table id; capped): how the search index's postings
+  // spread over names, to split them evenly (SearchIndexWriter::Partition).
+  std::vector<uint32_t> name_events_;
   uint64_t charged_strings_ = 0;  // StringBytes() when the limits were last set
 
   // Resources. Keys are "<input>\0<pid>..." strings.
