@@ -17,3 +17,17 @@ def ingest_peak(tracetable, trace, out, threads, budget):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"FAIL: ingest --threads {threads} --memory-budget {budget} failed:\n{err}")
     return usage.ru_maxrss / 1024, err
+
+
+def over_bound(peak, bound, slack_mb):
+    """1 (a failure, printed) if `peak` MiB is above `bound`, else 0."""
+    if peak <= bound:
+        return 0
+    print(f"FAIL: peak {peak:.0f} MiB above --memory-budget + {slack_mb} MB")
+    return 1
+
+
+def verdict(failures):
+    """Prints the test's verdict; returns its exit code."""
+    print("PASS" if failures == 0 else f"{failures} failure(s)")
+    return 1 if failures else 0
