@@ -12,6 +12,7 @@
 #include "format/levels.h"
 #include "format/tile_codec.h"
 #include "store/external_sorter.h"
+#include "store/placed_levels.h"
 #include "store/sorted_runs.h"
 #include "store/thread_name.h"
 #include "store/track_writer.h"
@@ -127,6 +128,7 @@ class TrackPool::Worker {
   Worker(const TrackPoolOptions& options, Shared* shared, int index)
       : options_(options),
         shared_(shared),
+        levels_(options.placed_records),
         placed_(absl::StrCat(options.spill_prefix, index), LessFn<PlacedLess>{}, options.placed_records),
         max_queued_(std::max<size_t>(options.queued_bytes / (kBatchRecords * sizeof(SortRecord)), 16)),
         out_(options.runs->NewWriter()),
@@ -262,6 +264,15 @@ class TrackPool::Worker {
     p.event = RecordFromRow(row, track_);
     p.lane = row.lane;
     p.level = static_cast<uint32_t>(level);
+    if (!placed_spilled_) {
+      if (levels_.Add(p)) return absl::OkStatus();
+      // Past the track's share of memory: its records go to the external
+      // sorter, which spills.
+      placed_spilled_ = true;
+      if (absl::Status s = levels_.TakeAll([this](const PlacedRecord& q) { return placed_.Add(q); }); !s.ok()) {
+        return s;
+      }
+    }
     return placed_.Add(p);
   }
 
@@ -289,8 +300,7 @@ class TrackPool::Worker {
       }
       return out_->Put(EncodeTileKey(key), value);
     };
-    const size_t read_budget = options_.placed_records * sizeof(PlacedRecord) / 4;
-    absl::Status st = placed_.Merge(read_budget, [&](const PlacedRecord& p) -> absl::Status {
+    auto add = [&](const PlacedRecord& p) -> absl::Status {
       // Never cut between rows of one start: tile keys must be unique.
       if (!rows.empty() && (p.level != level ||
                             (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts))) {
@@ -299,7 +309,14 @@ class TrackPool::Worker {
       level = p.level;
       rows.push_back(RowFromRecord(p.event, p.lane));
       return absl::OkStatus();
-    });
+    };
+    absl::Status st;
+    if (placed_spilled_) {
+      placed_spilled_ = false;
+      st = placed_.Merge(options_.placed_records * sizeof(PlacedRecord) / 4, add);
+    } else {
+      st = levels_.Drain(add);
+    }
     if (!st.ok()) return st;
     return flush();
   }
@@ -319,6 +336,10 @@ class TrackPool::Worker {
   std::unique_ptr<TrackWriter> writer_;
   std::unique_ptr<StatsIndexWriter> stats_index_;
   uint32_t track_ = 0;
+  // A track's placed events: in memory, per level (store/placed_levels.h),
+  // or past its share, in the external sorter.
+  PlacedLevels levels_;
+  bool placed_spilled_ = false;
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
   const size_t max_queued_;  // batches
   std::unique_ptr<RunWriter> out_, stats_out_, overflow_out_;

@@ -1,0 +1,123 @@
+// PlacedLevels: one track's placed events (store/track_writer.h hands each
+// to its storage level once that is known), kept per level in PlacedLess
+// order as they come, so writing the event tiles needs no sort of the whole
+// track.
+//
+// Why this is cheap: a level's events arrive almost in order. An event is
+// placed when its summary group closes or gains a second member, and the
+// groups of one bin close in hash order, so the disorder stays within a bin
+// (13-27% of consecutive records out of order on the bench traces, but only
+// locally). Each level's tail is sorted every kChunk records and merged with
+// the sorted part only where the two overlap. Nothing rests on that being
+// true: a level whose overlap grows past kChunk is sorted whole at Finish(),
+// so the order is always exact and the cost never above one sort.
+//
+// Memory: at most `max_records` records; Add() returns false when full, and
+// the caller moves them to an external sorter (TakeAll) for this track.
+#ifndef TRACETABLE_STORE_PLACED_LEVELS_H_
+#define TRACETABLE_STORE_PLACED_LEVELS_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "store/external_sorter.h"
+#include "store/sort_record.h"
+
+namespace tracetable {
+
+class PlacedLevels {
+ public:
+  explicit PlacedLevels(size_t max_records) : max_records_(max_records) {}
+
+  // False (nothing added) when `max_records` are held.
+  bool Add(const PlacedRecord& p) {
+    if (size_ >= max_records_) return false;
+    if (p.level >= levels_.size()) levels_.resize(p.level + 1);
+    Level& l = levels_[p.level];
+    l.records.push_back(p);
+    ++size_;
+    if (l.records.size() - l.sorted >= kChunk) SortTail(&l);
+    return true;
+  }
+
+  size_t size() const { return size_; }
+
+  // Calls fn(record) for every record in PlacedLess order, then empties
+  // (keeping capacity for the next track).
+  template <typename Fn>
+  absl::Status Drain(Fn fn) {
+    absl::Status st;
+    for (Level& l : levels_) {
+      SortTail(&l);
+      if (l.unordered) std::sort(l.records.begin(), l.records.end(), kLess);
+      for (const PlacedRecord& p : l.records) {
+        if (st.ok()) st = fn(p);
+      }
+      l.records.clear();
+      l.sorted = 0;
+      l.unordered = false;
+    }
+    size_ = 0;
+    return st;
+  }
+
+  // Calls fn(record) for every record in no particular order, then empties
+  // (keeping capacity: buffers freed and grown again track after track cost
+  // more in fresh pages than their records).
+  template <typename Fn>
+  absl::Status TakeAll(Fn fn) {
+    absl::Status st;
+    for (Level& l : levels_) {
+      for (const PlacedRecord& p : l.records) {
+        if (st.ok()) st = fn(p);
+      }
+      l.records.clear();
+      l.sorted = 0;
+      l.unordered = false;
+    }
+    size_ = 0;
+    return st;
+  }
+
+ private:
+  static constexpr size_t kChunk = 4096;
+  static constexpr LessFn<PlacedLess> kLess{};  // inlined, unlike a function pointer
+
+  struct Level {
+    std::vector<PlacedRecord> records;
+    size_t sorted = 0;       // records[0, sorted) are in order
+    bool unordered = false;  // given up: sorted whole at the end
+  };
+
+  void SortTail(Level* l) {
+    if (l->unordered) return;
+    auto begin = l->records.begin();
+    auto mid = begin + static_cast<std::ptrdiff_t>(l->sorted);
+    std::sort(mid, l->records.end(), kLess);
+    if (mid != begin && mid != l->records.end() && kLess(*mid, *(mid - 1))) {
+      // Merge only the sorted records the tail reaches back past.
+      auto from = std::upper_bound(begin, mid, *mid, kLess);
+      if (static_cast<size_t>(mid - from) > kChunk) {
+        l->unordered = true;
+        return;
+      }
+      // The overlap (at most kChunk) moves to a reused buffer and is merged
+      // back with the tail: no allocation per merge (std::inplace_merge
+      // takes a fresh buffer each time, and fresh pages are slow here).
+      scratch_.assign(from, mid);
+      std::merge(scratch_.begin(), scratch_.end(), mid, l->records.end(), from, kLess);
+    }
+    l->sorted = l->records.size();
+  }
+
+  size_t max_records_;
+  size_t size_ = 0;
+  std::vector<Level> levels_;
+  std::vector<PlacedRecord> scratch_;
+};
+
+}  // namespace tracetable
+
+#endif  // TRACETABLE_STORE_PLACED_LEVELS_H_
