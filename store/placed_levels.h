@@ -48,19 +48,7 @@ class PlacedLevels {
   // (keeping capacity for the next track).
   template <typename Fn>
   absl::Status Drain(Fn fn) {
-    absl::Status st;
-    for (Level& l : levels_) {
-      SortTail(&l);
-      if (l.unordered) std::sort(l.records.begin(), l.records.end(), kLess);
-      for (const PlacedRecord& p : l.records) {
-        if (st.ok()) st = fn(p);
-      }
-      l.records.clear();
-      l.sorted = 0;
-      l.unordered = false;
-    }
-    size_ = 0;
-    return st;
+    return Empty(/*in_order=*/true, fn);
   }
 
   // Calls fn(record) for every record in no particular order, then empties
@@ -68,17 +56,7 @@ class PlacedLevels {
   // more in fresh pages than their records).
   template <typename Fn>
   absl::Status TakeAll(Fn fn) {
-    absl::Status st;
-    for (Level& l : levels_) {
-      for (const PlacedRecord& p : l.records) {
-        if (st.ok()) st = fn(p);
-      }
-      l.records.clear();
-      l.sorted = 0;
-      l.unordered = false;
-    }
-    size_ = 0;
-    return st;
+    return Empty(/*in_order=*/false, fn);
   }
 
  private:
@@ -90,6 +68,25 @@ class PlacedLevels {
     size_t sorted = 0;       // records[0, sorted) are in order
     bool unordered = false;  // given up: sorted whole at the end
   };
+
+  template <typename Fn>
+  absl::Status Empty(bool in_order, Fn fn) {
+    absl::Status st;
+    for (Level& l : levels_) {
+      if (in_order) {
+        SortTail(&l);
+        if (l.unordered) std::sort(l.records.begin(), l.records.end(), kLess);
+      }
+      for (const PlacedRecord& p : l.records) {
+        if (st.ok()) st = fn(p);
+      }
+      l.records.clear();
+      l.sorted = 0;
+      l.unordered = false;
+    }
+    size_ = 0;
+    return st;
+  }
 
   void SortTail(Level* l) {
     if (l->unordered) return;
