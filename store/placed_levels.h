@@ -9,11 +9,13 @@
 // (13-27% of consecutive records out of order on the bench traces, but only
 // locally). Each level's tail is sorted every kChunk records and merged with
 // the sorted part only where the two overlap. Nothing rests on that being
-// true: a level whose overlap grows past kChunk is sorted whole at Finish(),
+// true: a level whose overlap grows past kChunk is sorted whole by Drain(),
 // so the order is always exact and the cost never above one sort.
 //
 // Memory: at most `max_records` records; Add() returns false when full, and
-// the caller moves them to an external sorter (TakeAll) for this track.
+// the caller moves them to an external sorter (TakeAll) for this track. The
+// buffers keep their capacity after that, so such a track holds twice its
+// share (the sorter's buffer beside them).
 #ifndef TRACETABLE_STORE_PLACED_LEVELS_H_
 #define TRACETABLE_STORE_PLACED_LEVELS_H_
 

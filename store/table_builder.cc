@@ -118,7 +118,9 @@ absl::Status TableBuilder::Open() {
   runs_->set_small_bytes(options_.memory_budget / 64);
   out_ = runs_->NewWriter();
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
-  // once matched, then 1/16 for the track workers' event sorters, 1/32 for
+  // once matched, then 1/16 for the track workers' placed events (twice
+  // that for a track past it: the external sorter's buffer beside the
+  // per-level buffers, which keep their capacity), 1/32 for
   // their queues, 1/64 for their held summaries and 1/64 for short tracks'
   // tiles: WriteTiles), and the rest for what is not counted in records:
   // merge read buffers, pipeline batches, strings (100M events: peak RSS
@@ -341,10 +343,7 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.kind = e.kind;
   r.ts = e.ts;
   r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
-  if (next_id_ >= kMaxEventIds) {
-    return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxEventIds, " events in one table"));
-  }
-  r.id = next_id_++;
+  if (absl::Status s = TakeId(&r); !s.ok()) return s;
   events_added_.store(r.id, std::memory_order_relaxed);
   if ((r.id & 0xFFFF) == 0 && options_.stop && options_.stop->load(std::memory_order_relaxed)) {
     return absl::CancelledError("interrupted");
@@ -387,6 +386,14 @@ absl::Status TableBuilder::Add(const Event& e) {
     if (absl::Status s = ChargeStrings(); !s.ok()) return s;
   }
   return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
+}
+
+absl::Status TableBuilder::TakeId(SortRecord* r) {
+  if (next_id_ >= kMaxEventIds) {
+    return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxEventIds, " events in one table"));
+  }
+  r->id = next_id_++;
+  return absl::OkStatus();
 }
 
 uint64_t TableBuilder::StringBytes() const {
@@ -698,10 +705,7 @@ absl::Status TableBuilder::DeriveMemoryProfile() {
     r.track = track;
     r.kind = EventKind::kCounter;
     r.ts = ts;
-    if (next_id_ >= kMaxEventIds) {
-      return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxEventIds, " events in one table"));
-    }
-    r.id = next_id_++;
+    if (absl::Status s = TakeId(&r); !s.ok()) return s;
     r.name = name;
     r.set_value(value);
     return main_->Add(r);

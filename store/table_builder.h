@@ -172,6 +172,8 @@ class TableBuilder : public EventSink {
   // Bytes of the string tables: the shared one (with what producers charge
   // to it) and the builder's id maps.
   uint64_t StringBytes() const;
+  // Gives `r` the next event id (read order), or fails past kMaxEventIds.
+  absl::Status TakeId(SortRecord* r);
   // Takes the string tables' growth out of the record sorters' shares of
   // the budget (they spill sooner and give the pages back).
   absl::Status ChargeStrings();
