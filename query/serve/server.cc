@@ -838,4 +838,6 @@ void Server::Stop() {
 
 std::shared_ptr<const std::vector<NamedTable>> Server::tables() const { return impl_->Tables(); }
 
+Server::Load Server::load() const { return {impl_->light->load(), impl_->heavy->load()}; }
+
 }  // namespace tracetable::serve

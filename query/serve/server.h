@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "query/serve/work_pool.h"
 #include "store/table.h"
 
 namespace tracetable::serve {
@@ -83,6 +84,13 @@ class Server {
   // for it and the list replaced; the list returned stays valid (and its
   // tables open) for as long as the caller holds it.
   std::shared_ptr<const std::vector<NamedTable>> tables() const;
+
+  // Calls waiting for and run by the light and heavy pools, a snapshot: for
+  // monitoring, and for tests that must know what is queued.
+  struct Load {
+    PoolLoad light, heavy;
+  };
+  Load load() const;
 
  private:
   friend class Session;

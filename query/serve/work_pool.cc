@@ -42,6 +42,11 @@ void WorkPool::Stop() {
   threads_.clear();
 }
 
+PoolLoad WorkPool::load() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {queue_.size(), running_};
+}
+
 void WorkPool::Loop() {
   for (;;) {
     std::function<void()> task;
@@ -52,8 +57,11 @@ void WorkPool::Loop() {
       auto first = queue_.begin();
       task = std::move(first->second);
       queue_.erase(first);
+      ++running_;
     }
     task();
+    std::lock_guard<std::mutex> lock(mu_);
+    --running_;
   }
 }
 

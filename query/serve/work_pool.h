@@ -30,6 +30,11 @@ struct Priority {
   int64_t tag = 0;
 };
 
+struct PoolLoad {
+  size_t queued = 0;   // tasks waiting for a thread
+  size_t running = 0;  // tasks a thread is running
+};
+
 class WorkPool {
  public:
   WorkPool(int threads, size_t max_queued);
@@ -43,16 +48,19 @@ class WorkPool {
   // accepted (their number is bounded by the answer budget). False after Stop().
   bool Post(std::function<void()> task, Priority priority = {});
   void Stop();
+  // A snapshot, for monitoring and for tests that must know a task is queued.
+  PoolLoad load() const;
 
  private:
   using Key = std::tuple<int, int64_t, uint64_t>;  // lane, tag, arrival
   bool Push(std::function<void()> task, Priority priority, bool capped);
   void Loop();
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<Key, std::function<void()>> queue_;
   uint64_t arrivals_ = 0;
+  size_t running_ = 0;
   size_t max_queued_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
