@@ -40,20 +40,27 @@ void SearchIndexWriter::Partition(const std::vector<uint32_t>& weights, int part
   }
 }
 
-absl::Status SearchIndexWriter::AddTile(const TileKey& key, int64_t tile_start,
-                                        const std::vector<TileRow>& rows) {
-  std::vector<uint32_t> names;
-  names.reserve(rows.size());
+absl::Status SearchIndexWriter::AddTile(const TileKey& key, int64_t tile_start, const std::vector<TileRow>& rows,
+                                        Scratch* scratch) {
+  if (++scratch->tile_ == 0) {  // the stamps wrapped: forget them all
+    std::fill(scratch->last_tile_.begin(), scratch->last_tile_.end(), 0);
+    scratch->tile_ = 1;
+  }
+  const uint32_t stamp = scratch->tile_;
+  std::vector<uint32_t>& seen = scratch->last_tile_;
+  std::vector<uint32_t>& names = scratch->names_;
+  names.clear();
   int64_t end = tile_start, last = tile_start;
   for (const TileRow& r : rows) {
     if (r.kind == EventKind::kCounter || r.name == 0) continue;
-    names.push_back(r.name);
     end = std::max(end, r.ts + r.dur);
     last = std::max(last, r.ts);
+    if (r.name >= seen.size()) seen.resize(std::max<size_t>(size_t{r.name} + 1, seen.size() * 2));
+    if (seen[r.name] == stamp) continue;
+    seen[r.name] = stamp;
+    names.push_back(r.name);
   }
   if (names.empty()) return absl::OkStatus();
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
   uint32_t index;
   {
     std::lock_guard<std::mutex> lock(tiles_mu_);
@@ -62,18 +69,15 @@ absl::Status SearchIndexWriter::AddTile(const TileKey& key, int64_t tile_start,
     tiles_.push_back(Tile{key.start, static_cast<uint64_t>(end - tile_start),
                           static_cast<uint64_t>(last - tile_start), key.track, key.level});
   }
-  // Names are sorted: each partition takes a stretch of them.
-  auto from = names.begin();
-  for (size_t p = 0; p < parts_.size() && from != names.end(); ++p) {
-    auto to = p + 1 == parts_.size()
-                  ? names.end()
-                  : std::lower_bound(from, names.end(), parts_[p + 1]->first_name);
-    if (from == to) continue;
+  // The sorters order postings whole: the order they are added in is free.
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    const uint64_t first = parts_[p]->first_name;
+    const uint64_t next = p + 1 == parts_.size() ? uint64_t{1} << 32 : parts_[p + 1]->first_name;
     std::lock_guard<std::mutex> lock(parts_[p]->mu);
-    for (auto it = from; it != to; ++it) {
-      if (absl::Status s = parts_[p]->sorter->Add(Posting{*it, index}); !s.ok()) return s;
+    for (const uint32_t name : names) {
+      if (name < first || name >= next) continue;
+      if (absl::Status s = parts_[p]->sorter->Add(Posting{name, index}); !s.ok()) return s;
     }
-    from = to;
   }
   return absl::OkStatus();
 }

@@ -55,8 +55,20 @@ class SearchIndexWriter {
   void Partition(const std::vector<uint32_t>& weights, int parts);
   int partitions() const { return static_cast<int>(parts_.size()); }
 
+  // What one calling thread reuses from tile to tile: the tile each name id
+  // was last seen in, so a tile's distinct names are found in one pass
+  // (4 bytes per name id, grown to the largest seen). Not to be shared
+  // between threads.
+  class Scratch {
+   private:
+    friend class SearchIndexWriter;
+    std::vector<uint32_t> last_tile_;
+    uint32_t tile_ = 0;
+    std::vector<uint32_t> names_;
+  };
+
   // `rows` are the rows of the events tile `key`, in tile order.
-  absl::Status AddTile(const TileKey& key, int64_t tile_start, const std::vector<TileRow>& rows);
+  absl::Status AddTile(const TileKey& key, int64_t tile_start, const std::vector<TileRow>& rows, Scratch* scratch);
 
   // Writes the directory through puts[0] and partition p's chunks through
   // puts[p] (one per partition, each on a thread of its own), and describes

@@ -287,7 +287,7 @@ class TrackPool::Worker {
                   static_cast<uint64_t>(rows.front().ts - options_.min_ts)};
       std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
       if (options_.search_index) {
-        if (absl::Status s = options_.search_index->AddTile(key, rows.front().ts, rows); !s.ok()) return s;
+        if (absl::Status s = options_.search_index->AddTile(key, rows.front().ts, rows, &search_scratch_); !s.ok()) return s;
       }
       if (options_.flow_index) {
         if (absl::Status s = options_.flow_index->AddTile(key, rows); !s.ok()) return s;
@@ -340,6 +340,7 @@ class TrackPool::Worker {
   // or past its share, in the external sorter.
   PlacedLevels levels_;
   bool placed_spilled_ = false;
+  SearchIndexWriter::Scratch search_scratch_;  // for this worker's calls to AddTile
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
   const size_t max_queued_;  // batches
   std::unique_ptr<RunWriter> out_, stats_out_, overflow_out_;

@@ -2,18 +2,22 @@
 // name range writes exactly what one partition writes: the same keys and
 // values, each partition's keys ascending and after the previous one's, and
 // the same summary, whatever the weights (skewed, one heavy name, none,
-// names beyond them) and with tiles added from several threads.
+// names beyond them) and with tiles added from several threads. And what one
+// writes holds one posting per (name, tile) with an indexed event.
 #include "store/search_index_writer.h"
 
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <map>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "format/keys.h"
+#include "format/tracetable.pb.h"
 #include "gtest/gtest.h"
 
 namespace tracetable {
@@ -58,8 +62,9 @@ Written Write(const std::vector<TestTile>& tiles, const std::vector<uint32_t>* w
   std::vector<std::thread> adders;
   for (int t = 0; t < threads; ++t) {
     adders.emplace_back([&, t] {
+      SearchIndexWriter::Scratch scratch;
       for (size_t i = t; i < tiles.size(); i += threads) {
-        EXPECT_TRUE(w.AddTile(tiles[i].key, static_cast<int64_t>(tiles[i].key.start), tiles[i].rows).ok());
+        EXPECT_TRUE(w.AddTile(tiles[i].key, static_cast<int64_t>(tiles[i].key.start), tiles[i].rows, &scratch).ok());
       }
     });
   }
@@ -81,6 +86,32 @@ std::string Prefix(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/search_index_writer_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   return dir + "/" + name;
+}
+
+// The own postings (not carried) of every chunk, ascending per chunk.
+uint64_t OwnPostings(const std::vector<std::pair<std::string, std::string>>& written) {
+  uint64_t own = 0;
+  for (const auto& [key, value] : written) {
+    if (key.empty() || key[0] != kSearchPrefix) continue;
+    proto::SearchPostings c;
+    EXPECT_TRUE(c.ParseFromString(value));
+    EXPECT_LE(c.carried(), static_cast<uint32_t>(c.rank_delta_size()));
+    for (int i = 1; i < c.rank_delta_size(); ++i) EXPECT_GT(c.rank_delta(i), 0u) << key;
+    own += c.rank_delta_size() - c.carried();
+  }
+  return own;
+}
+
+TEST(SearchIndexWriter, OnePostingPerNameAndTile) {
+  const std::vector<TestTile> tiles = RandomTiles(11, 3000, 500);
+  std::set<std::pair<uint32_t, size_t>> want;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    for (const TileRow& r : tiles[i].rows) {
+      if (r.kind != EventKind::kCounter && r.name != 0) want.emplace(r.name, i);
+    }
+  }
+  const Written one = Write(tiles, nullptr, 1, 2, Prefix("count"), 1 << 20);
+  EXPECT_EQ(OwnPostings(one.by_part[0]), want.size());
 }
 
 TEST(SearchIndexWriter, PartitionsWriteWhatOneWrites) {
