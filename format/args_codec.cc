@@ -15,24 +15,7 @@ namespace {
 constexpr uint32_t kSlots = 256;
 constexpr size_t kPresentBytes = kSlots / 8;
 
-// Value types in the low 3 bits of a field's shape varint.
-enum ValueType : uint32_t {
-  kInt = 0,     // ints column
-  kString = 1,  // texts column: the characters between the quotes, verbatim
-  kRaw = 2,     // texts column: the value's text verbatim (1.5, [..], {..})
-  kTrue = 3,
-  kFalse = 4,
-  kNull = 5,
-};
-
-struct Field {
-  std::string_view key;  // between the quotes, escapes verbatim
-  ValueType type;
-  std::string_view text;  // kString: between the quotes; kInt, kRaw: the value
-  int64_t value = 0;
-  // Whitespace before the key, before ':', after ':' and after the value.
-  std::string_view gaps[4];
-};
+using namespace args_internal;  // NOLINT: this file's own types
 
 // Gaps of a layout are joined by a character whitespace never holds.
 constexpr char kGapSeparator = ',';
@@ -79,6 +62,16 @@ size_t ValueEnd(std::string_view s, size_t i) {
   return std::string_view::npos;
 }
 
+// Whether `s` is how an integer prints: -?(0|[1-9][0-9]*) but not "-0".
+bool CanonicalInt(std::string_view s) {
+  size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (i == s.size() || s[i] < '0' || s[i] > '9' || (s[i] == '0' && s.size() > 1)) return false;
+  for (++i; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
 // Splits a flat object into fields, with the whitespace around them.
 // Returns false on anything that is not `{"k":v,...}`; the caller also checks
 // that rendering gives `json` back.
@@ -122,7 +115,7 @@ bool SplitObject(std::string_view json, std::vector<Field>* fields) {
         f.type = kFalse;
       } else if (f.text == "null") {
         f.type = kNull;
-      } else if (absl::SimpleAtoi(Av(f.text), &f.value) && absl::StrCat(f.value) == Av(f.text)) {
+      } else if (CanonicalInt(f.text) && absl::SimpleAtoi(Av(f.text), &f.value)) {
         f.type = kInt;  // only the canonical spelling: "007", "+1", "-0" stay raw
       } else {
         f.type = kRaw;
@@ -229,59 +222,95 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
 
 }  // namespace
 
-std::string EncodeArgsBlock(const std::vector<ArgsEntry>& entries) {
-  proto::ArgsBlock block;
-  std::string present(kPresentBytes, '\0');
-  std::string shape;
-  absl::flat_hash_map<std::string_view, uint32_t> key_ids;
-  absl::flat_hash_map<std::string, uint32_t> layout_ids;
-  std::vector<Field> fields;
-  std::string rendered, layout;  // reused: one of each per entry would allocate
-  for (const ArgsEntry& e : entries) {
-    present[e.slot / 8] = static_cast<char>(present[e.slot / 8] | (1u << (e.slot % 8)));
-    bool columns = SplitObject(e.json, &fields);
-    layout.clear();
-    if (columns) {
-      rendered.assign("{");
-      bool spaced = false;
-      for (size_t i = 0; i < fields.size(); ++i) {
-        const Field& f = fields[i];
-        AppendField(&rendered, i, f.key, f.gaps, f.text, f.type == kString);
-        for (int g = 0; g < 4; ++g) {
-          spaced |= !f.gaps[g].empty();
-          if (i + g > 0) layout.push_back(kGapSeparator);
-          layout.append(f.gaps[g].data(), f.gaps[g].size());
-        }
-      }
-      rendered += "}";
-      columns = rendered == e.json;
-      if (!spaced) layout.clear();
-    }
-    if (!columns) {
-      AppendVarint(&shape, 0);
-      block.add_texts(e.json);
-      continue;
-    }
-    AppendVarint(&shape, (fields.size() + 1) * 2 + (layout.empty() ? 0 : 1));
-    if (!layout.empty()) {
-      auto [it, inserted] = layout_ids.try_emplace(layout, block.layouts_size());
-      if (inserted) block.add_layouts(layout);
-      AppendVarint(&shape, it->second);
-    }
-    for (const Field& f : fields) {
-      auto [it, inserted] = key_ids.try_emplace(f.key, block.keys_size());
-      if (inserted) block.add_keys(std::string(f.key));
-      AppendVarint(&shape, (uint64_t{it->second} << 3) | f.type);
-      if (f.type == kInt) {
-        block.add_ints(f.value);
-      } else if (f.type == kString || f.type == kRaw) {
-        block.add_texts(std::string(f.text));
-      }
+namespace {
+
+// Whether the fields, rendered back as Walk() renders them, spell `json`
+// exactly. SplitObject cuts them out of it in order, so it is enough that
+// each piece is the text right after the one before, up to the closing brace.
+bool SpellsBack(std::string_view json, const std::vector<Field>& fields) {
+  const char* p = json.data() + 1;
+  const char* const end = json.data() + json.size() - 1;  // the '}'
+  auto piece = [&](std::string_view s) {
+    if (!s.empty() && s.data() != p) return false;
+    p += s.size();
+    return p <= end;
+  };
+  auto literal = [&](char c) { return p < end && *p++ == c; };
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const Field& f = fields[i];
+    const bool quoted = f.type == kString;
+    if ((i > 0 && !literal(',')) || !piece(f.gaps[0]) || !literal('"') || !piece(f.key) || !literal('"') ||
+        !piece(f.gaps[1]) || !literal(':') || !piece(f.gaps[2]) || (quoted && !literal('"')) || !piece(f.text) ||
+        (quoted && !literal('"')) || !piece(f.gaps[3])) {
+      return false;
     }
   }
-  block.set_present(std::move(present));
-  block.set_shape(std::move(shape));
-  return block.SerializeAsString();
+  return p == end && *end == '}';
+}
+
+}  // namespace
+
+void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
+  std::string& present = *block_.mutable_present();
+  if (empty_) present.assign(kPresentBytes, '\0');
+  empty_ = false;
+  present[slot / 8] = static_cast<char>(present[slot / 8] | (1u << (slot % 8)));
+  std::string& shape = *block_.mutable_shape();
+  const bool columns = SplitObject(json, &fields_) && SpellsBack(json, fields_);
+  if (!columns) {
+    AppendVarint(&shape, 0);
+    block_.add_texts()->assign(json.data(), json.size());
+    return;
+  }
+  layout_.clear();
+  bool spaced = false;
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    for (int g = 0; g < 4; ++g) {
+      spaced |= !fields_[i].gaps[g].empty();
+      if (i + g > 0) layout_.push_back(kGapSeparator);
+      layout_.append(fields_[i].gaps[g].data(), fields_[i].gaps[g].size());
+    }
+  }
+  AppendVarint(&shape, (fields_.size() + 1) * 2 + (spaced ? 1 : 0));
+  if (spaced) {
+    auto it = layout_ids_.find(std::string_view(layout_));
+    if (it == layout_ids_.end()) {
+      std::string* kept = block_.add_layouts();
+      kept->assign(layout_);
+      it = layout_ids_.emplace(std::string_view(*kept), block_.layouts_size() - 1).first;
+    }
+    AppendVarint(&shape, it->second);
+  }
+  for (const Field& f : fields_) {
+    auto it = key_ids_.find(f.key);
+    if (it == key_ids_.end()) {
+      std::string* kept = block_.add_keys();
+      kept->assign(f.key.data(), f.key.size());
+      it = key_ids_.emplace(std::string_view(*kept), block_.keys_size() - 1).first;
+    }
+    AppendVarint(&shape, (uint64_t{it->second} << 3) | f.type);
+    if (f.type == kInt) {
+      block_.add_ints(f.value);
+    } else if (f.type == kString || f.type == kRaw) {
+      block_.add_texts()->assign(f.text.data(), f.text.size());
+    }
+  }
+}
+
+std::string ArgsBlockEncoder::Finish() {
+  if (empty_) block_.mutable_present()->assign(kPresentBytes, '\0');
+  std::string bytes = block_.SerializeAsString();
+  block_.Clear();
+  key_ids_.clear();
+  layout_ids_.clear();
+  empty_ = true;
+  return bytes;
+}
+
+std::string EncodeArgsBlock(const std::vector<ArgsEntry>& entries) {
+  ArgsBlockEncoder encoder;
+  for (const ArgsEntry& e : entries) encoder.Add(e.slot, e.json);
+  return encoder.Finish();
 }
 
 absl::Status DecodeArgsBlock(std::string_view bytes, std::vector<ArgsEntry>* out) {

@@ -16,8 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "format/tracetable.pb.h"
 
 namespace tracetable {
 
@@ -26,6 +28,50 @@ struct ArgsEntry {
   uint32_t slot = 0;
   std::string json;
   bool operator==(const ArgsEntry&) const = default;
+};
+
+namespace args_internal {
+
+// Value types in the low 3 bits of a field's shape varint.
+enum ValueType : uint32_t {
+  kInt = 0,     // ints column
+  kString = 1,  // texts column: the characters between the quotes, verbatim
+  kRaw = 2,     // texts column: the value's text verbatim (1.5, [..], {..})
+  kTrue = 3,
+  kFalse = 4,
+  kNull = 5,
+};
+
+// One field of an object, as views of its text.
+struct Field {
+  std::string_view key;  // between the quotes, escapes verbatim
+  ValueType type;
+  std::string_view text;  // kString: between the quotes; kInt, kRaw: the value
+  int64_t value = 0;
+  // Whitespace before the key, before ':', after ':' and after the value.
+  std::string_view gaps[4];
+};
+
+}  // namespace args_internal
+
+// Encodes a block entry by entry: each text is taken apart as it is added
+// (so it need not outlive Add), and the columns' memory is reused from
+// block to block.
+class ArgsBlockEncoder {
+ public:
+  // `slot` < 256 and above the slot of the entry added before.
+  void Add(uint32_t slot, std::string_view json);
+  bool empty() const { return empty_; }
+  // The block's bytes; the encoder is empty again.
+  std::string Finish();
+
+ private:
+  proto::ArgsBlock block_;
+  // Views of block_'s keys and layouts (their strings stay put until Finish).
+  absl::flat_hash_map<std::string_view, uint32_t> key_ids_, layout_ids_;
+  std::vector<args_internal::Field> fields_;
+  std::string layout_;
+  bool empty_ = true;
 };
 
 // `entries` must have distinct slots < 256 in ascending order.

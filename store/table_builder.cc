@@ -477,24 +477,13 @@ absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
     if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
   }
   args_block_ = block;
-  // The text goes into a string of an earlier block, whose capacity
-  // usually holds it: no allocation per event.
-  std::string text;
-  if (!spare_args_.empty()) {
-    text = std::move(spare_args_.back());
-    spare_args_.pop_back();
-  }
-  text.assign(json.data(), json.size());
-  args_.push_back(ArgsEntry{static_cast<uint32_t>(id - (block << kArgsBlockShift)), std::move(text)});
+  args_.Add(static_cast<uint32_t>(id - (block << kArgsBlockShift)), json);
   return absl::OkStatus();
 }
 
 absl::Status TableBuilder::FlushArgsBlock() {
   if (args_.empty()) return absl::OkStatus();
-  std::string value = EncodeArgsBlock(args_);
-  for (ArgsEntry& e : args_) spare_args_.push_back(std::move(e.json));
-  args_.clear();
-  return Put(ArgsBlockKey(args_block_), std::move(value));
+  return Put(ArgsBlockKey(args_block_), args_.Finish());
 }
 
 absl::Status TableBuilder::Put(std::string key, std::string value) { return out_->Put(key, value); }

@@ -254,8 +254,7 @@ class TableBuilder : public EventSink {
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> events_added_{0};
   uint64_t args_block_ = 0;       // block of `args_`
-  std::vector<ArgsEntry> args_;   // arguments of the block being filled
-  std::vector<std::string> spare_args_;  // texts of flushed blocks, reused (at most one block's)
+  ArgsBlockEncoder args_;         // arguments of the block being filled
   std::array<uint64_t, 32> kind_counts_{};  // by EventKind
   std::vector<uint64_t> input_events_;
   BuildStats stats_;
