@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/tracetable.pb.h"
@@ -62,14 +61,33 @@ size_t ValueEnd(std::string_view s, size_t i) {
   return std::string_view::npos;
 }
 
-// Whether `s` is how an integer prints: -?(0|[1-9][0-9]*) but not "-0".
-bool CanonicalInt(std::string_view s) {
-  size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
-  if (i == s.size() || s[i] < '0' || s[i] > '9' || (s[i] == '0' && s.size() > 1)) return false;
-  for (++i; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
+// Reads `s` when it is how an int64 prints, -?(0|[1-9][0-9]*) but not "-0":
+// other spellings ("007", "+1", "-0", "1e3") and numbers out of range stay
+// verbatim.
+bool CanonicalInt(std::string_view s, int64_t* value) {
+  const bool negative = !s.empty() && s[0] == '-';
+  const size_t digits = s.size() - negative;
+  // 19 digits never overflow a uint64; 20 are out of int64's range anyway.
+  if (digits == 0 || digits > 19 || (s[negative] == '0' && (digits > 1 || negative))) return false;
+  uint64_t magnitude = 0;
+  for (size_t i = negative; i < s.size(); ++i) {
+    const unsigned d = static_cast<unsigned char>(s[i]) - '0';
+    if (d > 9) return false;
+    magnitude = magnitude * 10 + d;
   }
+  constexpr uint64_t kMaxPositive = uint64_t{INT64_MAX};
+  if (magnitude > kMaxPositive + (negative ? 1 : 0)) return false;
+  *value = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
   return true;
+}
+
+// ValueEnd(s, i), sooner for a number followed by ',' or '}': most values
+// are.
+size_t NumberOrValueEnd(std::string_view s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-' || s[j] == '.')) ++j;
+  if (j > i && j < s.size() && (s[j] == ',' || s[j] == '}')) return j;
+  return ValueEnd(s, i);
 }
 
 // Splits a flat object into fields, with the whitespace around them.
@@ -104,7 +122,7 @@ bool SplitObject(std::string_view json, std::vector<Field>* fields) {
       f.type = kString;
       f.text = json.substr(i + 1, end - i - 2);
     } else {
-      end = ValueEnd(json, i);
+      end = NumberOrValueEnd(json, i);
       if (end == std::string_view::npos) return false;
       while (end > i && IsSpace(json[end - 1])) --end;  // the gap after it
       if (end == i) return false;
@@ -115,8 +133,8 @@ bool SplitObject(std::string_view json, std::vector<Field>* fields) {
         f.type = kFalse;
       } else if (f.text == "null") {
         f.type = kNull;
-      } else if (CanonicalInt(f.text) && absl::SimpleAtoi(Av(f.text), &f.value)) {
-        f.type = kInt;  // only the canonical spelling: "007", "+1", "-0" stay raw
+      } else if (CanonicalInt(f.text, &f.value)) {
+        f.type = kInt;
       } else {
         f.type = kRaw;
       }

@@ -387,6 +387,26 @@ TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
   EXPECT_FALSE(DecodeArgsBlock(block.SerializeAsString(), &back).ok());
 }
 
+// Only an int64's own spelling goes to the ints column; the rest stays text.
+TEST(ArgsCodec, IntegersByTheirSpelling) {
+  const std::vector<ArgsEntry> entries = {
+      {0, R"({"a":-9223372036854775808,"b":0,"c":9223372036854775807,"d":-42})"},
+      {1, R"({"a":-9223372036854775809,"b":-0,"c":12345678901234567890,"d":00,"e":1-2,"f":-})"}};
+  const std::string bytes = EncodeArgsBlock(entries);
+  proto::ArgsBlock block;
+  ASSERT_TRUE(block.ParseFromString(bytes));
+  ASSERT_EQ(block.ints_size(), 4);
+  EXPECT_EQ(block.ints(0), INT64_MIN);
+  EXPECT_EQ(block.ints(1), 0);
+  EXPECT_EQ(block.ints(2), INT64_MAX);
+  EXPECT_EQ(block.ints(3), -42);
+  const std::vector<std::string> texts(block.texts().begin(), block.texts().end());
+  EXPECT_EQ(texts, (std::vector<std::string>{"-9223372036854775809", "-0", "12345678901234567890", "00", "1-2", "-"}));
+  std::vector<ArgsEntry> back;
+  ASSERT_TRUE(DecodeArgsBlock(bytes, &back).ok());
+  EXPECT_EQ(back, entries);
+}
+
 // One encoder reused block after block writes what a fresh one writes, and
 // every text comes back byte for byte: random objects of shared and new keys,
 // canonical and other numbers, escapes, whitespace and nesting.
