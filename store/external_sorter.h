@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "boost/sort/pdqsort/pdqsort.hpp"
 #include "store/thread_name.h"
 
 namespace tracetable {
@@ -121,7 +122,10 @@ void SortRange(Record* first, Record* last, Less less) {
   if constexpr (RadixOrder<Less, Record>) {
     RadixSort<Less>(first, static_cast<size_t>(last - first));
   } else {
-    std::sort(first, last, less);
+    // Faster than std::sort on these records (it makes use of the runs
+    // already in order): gen 10M's main sort 0.28 s -> 0.23 s, Kineto 3M's
+    // 0.10 -> 0.09 s (3 and 2 runs each).
+    boost::sort::pdqsort(first, last, less);
   }
 }
 
