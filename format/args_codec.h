@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "format/absl_compat.h"
 #include "format/tracetable.pb.h"
 
 namespace tracetable {
@@ -68,7 +69,7 @@ class ArgsBlockEncoder {
  private:
   proto::ArgsBlock block_;
   // Views of block_'s keys and layouts (their strings stay put until Finish).
-  absl::flat_hash_map<std::string_view, uint32_t> key_ids_, layout_ids_;
+  absl::flat_hash_map<std::string_view, uint32_t, TextHash> key_ids_, layout_ids_;
   std::vector<args_internal::Field> fields_;
   std::string layout_;
   bool empty_ = true;

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "format/absl_compat.h"
 #include "store/event_sink.h"
 
 namespace tracetable {
@@ -134,7 +135,7 @@ class ProducerSink : public EventSink {
   // Keys view the shared table's copies (store/shared_strings.h), so a
   // string's text is held once however many producers know it; the map's
   // bytes are charged to the shared table (see its bytes()).
-  absl::flat_hash_map<std::string_view, uint32_t> strings_;
+  absl::flat_hash_map<std::string_view, uint32_t, TextHash> strings_;
   size_t strings_bytes_ = 0;  // last charged size of strings_
   absl::flat_hash_map<std::string, uint32_t> tracks_;
   uint32_t next_track_ = 0;

@@ -43,7 +43,7 @@ uint32_t SharedStrings::Intern(std::string_view text) {
 
 uint32_t SharedStrings::Intern(std::string_view text, std::string_view* stored) {
   // The top bits: the shard's set places keys by the others.
-  const uint32_t shard = text.empty() ? 0 : static_cast<uint32_t>(absl::HashOf(text) >> 60);
+  const uint32_t shard = text.empty() ? 0 : static_cast<uint32_t>(TextHash{}(text) >> 60);
   Shard& s = shards_[shard];
   std::lock_guard<std::mutex> lock(s.mu);
   if (auto it = s.ids.find(text); it != s.ids.end()) {

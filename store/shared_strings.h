@@ -33,6 +33,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "format/absl_compat.h"
 
 namespace tracetable {
 
@@ -60,8 +61,8 @@ class SharedStrings {
   struct IndexHash {
     using is_transparent = void;
     const Shard* shard;
-    size_t operator()(std::string_view s) const { return absl::HashOf(s); }
-    size_t operator()(uint32_t i) const { return absl::HashOf(shard->texts[i]); }
+    size_t operator()(std::string_view s) const { return TextHash{}(s); }
+    size_t operator()(uint32_t i) const { return TextHash{}(shard->texts[i]); }
   };
   struct IndexEq {
     using is_transparent = void;
