@@ -77,7 +77,7 @@ class PlacedLevels {
     for (Level& l : levels_) {
       if (in_order) {
         SortTail(&l);
-        if (l.unordered) std::sort(l.records.begin(), l.records.end(), kLess);
+        if (l.unordered) boost::sort::pdqsort(l.records.begin(), l.records.end(), kLess);
       }
       for (const PlacedRecord& p : l.records) {
         if (st.ok()) st = fn(p);
@@ -94,7 +94,7 @@ class PlacedLevels {
     if (l->unordered) return;
     auto begin = l->records.begin();
     auto mid = begin + static_cast<std::ptrdiff_t>(l->sorted);
-    std::sort(mid, l->records.end(), kLess);
+    boost::sort::pdqsort(mid, l->records.end(), kLess);
     if (mid != begin && mid != l->records.end() && kLess(*mid, *(mid - 1))) {
       // Merge only the sorted records the tail reaches back past.
       auto from = std::upper_bound(begin, mid, *mid, kLess);
