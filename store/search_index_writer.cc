@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "boost/sort/pdqsort/pdqsort.hpp"
 #include "store/thread_name.h"
 
 namespace tracetable {
@@ -159,7 +160,8 @@ absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, cons
   uint32_t name = 0;
   auto write_name = [&]() -> absl::Status {
     if (ranks.empty()) return absl::OkStatus();
-    std::sort(ranks.begin(), ranks.end());
+    // Integers: the branchless pdqsort (gen 10M: 1.57% -> 1.21% of samples).
+    boost::sort::pdqsort_branchless(ranks.begin(), ranks.end());
     std::vector<uint32_t> live;  // the chunk's carried ranks, then its own
     size_t carried = 0;
     auto flush = [&]() -> absl::Status {
