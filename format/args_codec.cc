@@ -149,6 +149,30 @@ bool SplitObject(std::string_view json, std::vector<Field>* fields) {
   }
 }
 
+// Whether the fields, rendered back as Walk() renders them, spell `json`
+// exactly. SplitObject cuts them out of it in order, so it is enough that
+// each piece is the text right after the one before, up to the closing brace.
+bool SpellsBack(std::string_view json, const std::vector<Field>& fields) {
+  const char* p = json.data() + 1;
+  const char* const end = json.data() + json.size() - 1;  // the '}'
+  auto piece = [&](std::string_view s) {
+    if (!s.empty() && s.data() != p) return false;
+    p += s.size();
+    return p <= end;
+  };
+  auto literal = [&](char c) { return p < end && *p++ == c; };
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const Field& f = fields[i];
+    const bool quoted = f.type == kString;
+    if ((i > 0 && !literal(',')) || !piece(f.gaps[0]) || !literal('"') || !piece(f.key) || !literal('"') ||
+        !piece(f.gaps[1]) || !literal(':') || !piece(f.gaps[2]) || (quoted && !literal('"')) || !piece(f.text) ||
+        (quoted && !literal('"')) || !piece(f.gaps[3])) {
+      return false;
+    }
+  }
+  return p == end && *end == '}';
+}
+
 // Appends field `i` of an object; `gaps` has its 4 gaps, or is empty for none.
 void AppendField(std::string* out, size_t i, std::string_view key, const std::string_view* gaps,
                  std::string_view value, bool quoted) {
@@ -236,34 +260,6 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
     return absl::DataLossError("arguments record: columns disagree with its shape");
   }
   return absl::OkStatus();
-}
-
-}  // namespace
-
-namespace {
-
-// Whether the fields, rendered back as Walk() renders them, spell `json`
-// exactly. SplitObject cuts them out of it in order, so it is enough that
-// each piece is the text right after the one before, up to the closing brace.
-bool SpellsBack(std::string_view json, const std::vector<Field>& fields) {
-  const char* p = json.data() + 1;
-  const char* const end = json.data() + json.size() - 1;  // the '}'
-  auto piece = [&](std::string_view s) {
-    if (!s.empty() && s.data() != p) return false;
-    p += s.size();
-    return p <= end;
-  };
-  auto literal = [&](char c) { return p < end && *p++ == c; };
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const Field& f = fields[i];
-    const bool quoted = f.type == kString;
-    if ((i > 0 && !literal(',')) || !piece(f.gaps[0]) || !literal('"') || !piece(f.key) || !literal('"') ||
-        !piece(f.gaps[1]) || !literal(':') || !piece(f.gaps[2]) || (quoted && !literal('"')) || !piece(f.text) ||
-        (quoted && !literal('"')) || !piece(f.gaps[3])) {
-      return false;
-    }
-  }
-  return p == end && *end == '}';
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "boost/sort/pdqsort/pdqsort.hpp"
 #include "store/external_sorter.h"
 #include "store/sort_record.h"
 
