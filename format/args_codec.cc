@@ -192,6 +192,12 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
   const std::string& shape = block.shape();
   size_t pos = 0;
   int next_int = 0, next_text = 0;
+  if (block.ints_size() > 0 && block.int_deltas_size() > 0) {
+    return absl::DataLossError("arguments record: two integer columns");
+  }
+  const bool deltas = block.int_deltas_size() > 0;
+  const int num_ints = deltas ? block.int_deltas_size() : block.ints_size();
+  std::vector<uint64_t> last_int(deltas ? block.keys_size() : 0);
   auto text = [&](std::string_view* t) {
     if (next_text >= block.texts_size()) return false;
     *t = block.texts(next_text++);
@@ -235,11 +241,20 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
         const std::string_view* field_gaps = gaps.empty() ? nullptr : &gaps[4 * f];
         const std::string_view key = block.keys(static_cast<int>(field >> 3));
         switch (static_cast<ValueType>(field & 7)) {
-          case kInt:
-            if (next_int >= block.ints_size()) return absl::DataLossError("arguments record: missing int");
-            if (render) AppendField(&json, f, key, field_gaps, absl::StrCat(block.ints(next_int)), false);
+          case kInt: {
+            if (next_int >= num_ints) return absl::DataLossError("arguments record: missing int");
+            int64_t value;
+            if (deltas) {
+              uint64_t& last = last_int[field >> 3];
+              last += static_cast<uint64_t>(block.int_deltas(next_int));
+              value = static_cast<int64_t>(last);
+            } else {
+              value = block.ints(next_int);
+            }
+            if (render) AppendField(&json, f, key, field_gaps, absl::StrCat(value), false);
             ++next_int;
             break;
+          }
           case kString:
           case kRaw:
             if (!text(&t)) return absl::DataLossError("arguments record: missing text");
@@ -256,7 +271,7 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
     }
     if (render && !emit(slot, std::move(json))) return absl::OkStatus();
   }
-  if (pos != shape.size() || next_int != block.ints_size() || next_text != block.texts_size()) {
+  if (pos != shape.size() || next_int != num_ints || next_text != block.texts_size()) {
     return absl::DataLossError("arguments record: columns disagree with its shape");
   }
   return absl::OkStatus();
@@ -301,10 +316,13 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
       std::string* kept = block_.add_keys();
       kept->assign(f.key.data(), f.key.size());
       it = key_ids_.emplace(std::string_view(*kept), block_.keys_size() - 1).first;
+      last_int_.push_back(0);
     }
     AppendVarint(&shape, (uint64_t{it->second} << 3) | f.type);
     if (f.type == kInt) {
-      block_.add_ints(f.value);
+      uint64_t& last = last_int_[it->second];
+      block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(f.value) - last));
+      last = static_cast<uint64_t>(f.value);
     } else if (f.type == kString || f.type == kRaw) {
       block_.add_texts()->assign(f.text.data(), f.text.size());
     }
@@ -316,6 +334,7 @@ std::string ArgsBlockEncoder::Finish() {
   std::string bytes = block_.SerializeAsString();
   block_.Clear();
   key_ids_.clear();
+  last_int_.clear();
   layout_ids_.clear();
   empty_ = true;
   return bytes;

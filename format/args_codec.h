@@ -3,7 +3,9 @@
 //
 // Contract: DecodeArgsBlock(EncodeArgsBlock(e)) == e byte for byte, whatever
 // the texts hold. An object {"k":v,...} is stored as columns: keys interned
-// per block, integers as zigzag varints, strings and other values (numbers
+// per block, integers as zigzag varints of their difference from the key's
+// integer before in the block (format version 6; version 5's plain `ints`
+// column decodes too), strings and other values (numbers
 // like 1.50, nested objects) as their verbatim text, and its whitespace, if
 // any, as an interned layout. Anything whose rendering from the columns would
 // differ from the input is stored as its whole text instead, so nothing is
@@ -71,6 +73,7 @@ class ArgsBlockEncoder {
   // Views of block_'s keys and layouts (their strings stay put until Finish).
   absl::flat_hash_map<std::string_view, uint32_t, TextHash> key_ids_, layout_ids_;
   std::vector<args_internal::Field> fields_;
+  std::vector<uint64_t> last_int_;  // per key id: its last integer (int_deltas)
   std::string layout_;
   bool empty_ = true;
 };

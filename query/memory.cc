@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/keys.h"
+#include "format/memory_segment_codec.h"
 #include "leveldb/db.h"
 #include "query/window.h"
 
@@ -60,6 +61,7 @@ absl::StatusOr<proto::MemorySegment> ReadSegment(const Table& table, uint32_t id
   }
   proto::MemorySegment s;
   if (!s.ParseFromString(value)) return Damaged(table, id, segment, "does not parse");
+  if (absl::Status d = DecodeSegmentColumns(&s); !d.ok()) return Damaged(table, id, segment, Sv(d.message()));
   if (absl::Status v = Validate(table, id, segment, s); !v.ok()) return v;
   return s;
 }
@@ -191,6 +193,7 @@ absl::Status CheckMemorySegment(const Table& table, uint32_t id, uint32_t segmen
   if (!s.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
     return Damaged(table, id, segment, "does not parse");
   }
+  if (absl::Status d = DecodeSegmentColumns(&s); !d.ok()) return Damaged(table, id, segment, Sv(d.message()));
   return Validate(table, id, segment, s);
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/keys.h"
+#include "format/memory_segment_codec.h"
 #include "simdjson.h"
 
 namespace tracetable {
@@ -339,6 +340,7 @@ class IdDeriver {
                       [](int64_t v) { return v == MemoryRecord::kNone; })) {
         seg.clear_step();
       }
+      EncodeSegmentColumns(&seg);
       if (absl::Status st = out_.put(MemorySegmentKey(index_, static_cast<uint32_t>(s)),
                                      seg.SerializeAsString());
           !st.ok()) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/keys.h"
+#include "format/memory_segment_codec.h"
 #include "format/tracetable.pb.h"
 #include "leveldb/cache.h"
 #include "store/run_manifest.h"
@@ -301,6 +302,10 @@ absl::Status RunShards::GetMemorySegment(uint32_t id, uint32_t segment, std::str
     }
     proto::MemorySegment m;
     if (!m.ParseFromString(v)) return Named(i, absl::DataLossError("corrupt table: memory segment does not parse"));
+    // Rewritten with run times and ids, as plain columns (coding 0).
+    if (absl::Status d = DecodeSegmentColumns(&m); !d.ok()) {
+      return Named(i, absl::DataLossError(absl::StrCat("corrupt table: ", d.message())));
+    }
     if (m.ts_delta_size() > 0) m.set_ts_delta(0, m.ts_delta(0) + s.time_offset);
     for (int k = 0; k < m.alloc_ts_size(); ++k) m.set_alloc_ts(k, m.alloc_ts(k) + s.time_offset);
     for (int k = 0; k < m.free_ts_size() && k < m.free_seq_size(); ++k) {

@@ -101,13 +101,15 @@ absl::Status Table::Load(bool load_strings) {
     identity_ = absl::StrCat("m", absl::Hex(crc, absl::kZeroPad8), absl::Hex(value.size()));
   }
   // Version 5 changed only how the files are listed (store/file_list.h), so
-  // version-4 tables read the same.
-  const bool known = meta_.format_version() == kFormatVersion ||
-                     (meta_.format_version() == 4 && files_->legacy());
+  // version-4 tables read the same; version 6 only how argument blocks hold
+  // integers, and their decoder reads both forms.
+  const uint32_t version = meta_.format_version();
+  const bool known = (version >= kOldestSortedFilesVersion && version <= kFormatVersion) ||
+                     (version == 4 && files_->legacy());
   if (!known) {
     return absl::FailedPreconditionError(absl::StrCat(
-        path_, ": table has format version ", meta_.format_version(),
-        "; this tracetable reads versions 4 and ", kFormatVersion, " (re-ingest the trace)"));
+        path_, ": table has format version ", version, "; this tracetable reads versions 4 to ",
+        kFormatVersion, " (re-ingest the trace)"));
   }
   if (absl::Status s = CheckTableMeta(path_, meta_); !s.ok()) return s;
   if (absl::Status s = Get(kResourcesKey, &value); !s.ok() && !absl::IsNotFound(s)) return s;

@@ -9,7 +9,10 @@
 namespace tracetable {
 
 // Bump on any change to keys or values; docs/format.md says what each means.
-constexpr uint32_t kFormatVersion = 5;
+constexpr uint32_t kFormatVersion = 6;
+// Version 5 differs only in the argument blocks' integer column, which the
+// decoder reads in either form (format/args_codec.h).
+constexpr uint32_t kOldestSortedFilesVersion = 5;
 
 // tids written for tracks that have none of their own (async lanes,
 // counters, threads with string tids).

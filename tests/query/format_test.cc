@@ -7,15 +7,20 @@
 #include <numeric>
 #include <random>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "format/args_codec.h"
 #include "format/keys.h"
 #include "format/levels.h"
+#include "format/memory_segment_codec.h"
 #include "format/tile_codec.h"
 #include "format/time.h"
 #include "format/tracetable.pb.h"
 #include "gtest/gtest.h"
 #include "store/table.h"
 #include "store/table_builder.h"
+#include "store/table_format.h"
+#include "tests/table_edit.h"
 
 namespace tracetable {
 namespace {
@@ -375,16 +380,63 @@ TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
     EXPECT_EQ(*one, e.json);
   }
   EXPECT_TRUE(absl::IsNotFound(FindArgs(bytes, 1).status()));
-  // Flat objects are columns: keys once per block, integers as varints.
+  // Flat objects are columns: keys once per block, integers as varints of
+  // the difference from the key's integer before (the first: from 0).
   proto::ArgsBlock block;
   ASSERT_TRUE(block.ParseFromString(bytes));
-  EXPECT_EQ(block.ints(0), 4128617);
+  EXPECT_EQ(block.ints_size(), 0);
+  EXPECT_EQ(block.int_deltas(0), 4128617);
+  EXPECT_EQ(block.int_deltas(block.int_deltas_size() - 1), 1 - 4128617);
   EXPECT_EQ(block.keys(0), "flops");
   // Spaced objects are columns too; the two of one shape share a layout.
   EXPECT_EQ(block.layouts_size(), 3);
   EXPECT_FALSE(DecodeArgsBlock("\xff\xff", &back).ok());
-  block.add_ints(5);  // more values than the shape uses
+  block.add_int_deltas(5);  // more values than the shape uses
   EXPECT_FALSE(DecodeArgsBlock(block.SerializeAsString(), &back).ok());
+}
+
+// Counting integers (event indexes, correlation ids) take a byte each: the
+// reason the column holds differences.
+TEST(ArgsCodec, CountingIntegersAreSmallDeltas) {
+  std::vector<ArgsEntry> entries;
+  for (uint32_t slot = 0; slot < 256; ++slot) {
+    entries.push_back({slot, absl::StrCat(R"({"Ev Idx":)", 1000000 + slot, R"(,"stream":7,"External id":)",
+                                          5000000 + 2 * slot, "}")});
+  }
+  const std::string bytes = EncodeArgsBlock(entries);
+  proto::ArgsBlock block;
+  ASSERT_TRUE(block.ParseFromString(bytes));
+  ASSERT_EQ(block.int_deltas_size(), 3 * 256);
+  for (int i = 3; i < block.int_deltas_size(); ++i) {
+    EXPECT_EQ(block.int_deltas(i), (i % 3 == 0) ? 1 : (i % 3 == 1 ? 0 : 2)) << i;
+  }
+  std::vector<ArgsEntry> back;
+  ASSERT_TRUE(DecodeArgsBlock(bytes, &back).ok());
+  EXPECT_EQ(back, entries);
+}
+
+// Blocks of format version 5 hold the integers themselves (`ints`); they
+// read the same. A block with both columns is damaged, never guessed at.
+TEST(ArgsCodec, ReadsVersion5IntegerColumn) {
+  const std::vector<ArgsEntry> entries = {{3, R"({"a":5,"b":"x","a":-9223372036854775808})"},
+                                          {9, R"({"b":"y","a":9223372036854775807,"c":true})"}};
+  proto::ArgsBlock block;
+  ASSERT_TRUE(block.ParseFromString(EncodeArgsBlock(entries)));
+  ASSERT_EQ(block.int_deltas_size(), 3);  // 5 -> INT64_MIN -> INT64_MAX wrap
+  std::vector<ArgsEntry> back;
+  ASSERT_TRUE(DecodeArgsBlock(block.SerializeAsString(), &back).ok());
+  EXPECT_EQ(back, entries);
+  block.clear_int_deltas();
+  for (int64_t v : {int64_t{5}, INT64_MIN, INT64_MAX}) block.add_ints(v);
+  ASSERT_TRUE(DecodeArgsBlock(block.SerializeAsString(), &back).ok());
+  EXPECT_EQ(back, entries);
+  auto one = FindArgs(block.SerializeAsString(), 9);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*one, entries[1].json);
+  block.add_int_deltas(5);
+  block.add_int_deltas(0);
+  block.add_int_deltas(0);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeArgsBlock(block.SerializeAsString(), &back)));
 }
 
 // Only an int64's own spelling goes to the ints column; the rest stays text.
@@ -395,11 +447,11 @@ TEST(ArgsCodec, IntegersByTheirSpelling) {
   const std::string bytes = EncodeArgsBlock(entries);
   proto::ArgsBlock block;
   ASSERT_TRUE(block.ParseFromString(bytes));
-  ASSERT_EQ(block.ints_size(), 4);
-  EXPECT_EQ(block.ints(0), INT64_MIN);
-  EXPECT_EQ(block.ints(1), 0);
-  EXPECT_EQ(block.ints(2), INT64_MAX);
-  EXPECT_EQ(block.ints(3), -42);
+  ASSERT_EQ(block.int_deltas_size(), 4);  // each key's first: from 0
+  EXPECT_EQ(block.int_deltas(0), INT64_MIN);
+  EXPECT_EQ(block.int_deltas(1), 0);
+  EXPECT_EQ(block.int_deltas(2), INT64_MAX);
+  EXPECT_EQ(block.int_deltas(3), -42);
   const std::vector<std::string> texts(block.texts().begin(), block.texts().end());
   EXPECT_EQ(texts, (std::vector<std::string>{"-9223372036854775809", "-0", "12345678901234567890", "00", "1-2", "-"}));
   std::vector<ArgsEntry> back;
@@ -440,9 +492,74 @@ TEST(ArgsCodec, ReusedEncoderWritesWhatAFreshOneWrites) {
     EXPECT_EQ(back, entries) << "block " << block;
     proto::ArgsBlock parsed;
     ASSERT_TRUE(parsed.ParseFromString(bytes));
-    EXPECT_GT(parsed.ints_size(), 0) << "integers go to their column";
+    EXPECT_GT(parsed.int_deltas_size(), 0) << "integers go to their column";
   }
   EXPECT_TRUE(reused.empty());
+}
+
+// Differences round-trip whatever the values (wrapping at 64 bits), make
+// counting columns small, and a segment they cannot describe is damaged.
+TEST(MemorySegmentCodec, RoundTripsAndShrinks) {
+  std::mt19937_64 rng(7);
+  const int64_t extremes[] = {INT64_MIN, INT64_MAX, 0, -1, 1};
+  for (int round = 0; round < 50; ++round) {
+    proto::MemorySegment s;
+    s.set_first_seq(1000);
+    s.set_carried(2);
+    uint64_t seq = 100000;
+    int64_t in_use = 6'000'000'000;
+    for (int i = 0; i < 40; ++i) {
+      s.add_ts_delta(static_cast<int64_t>(rng() % 1000));
+      in_use += static_cast<int64_t>(rng() % 4096) - 2048;
+      s.add_in_use(round % 5 == 0 ? extremes[rng() % 5] : in_use);
+      seq += 1 + rng() % 3;
+      s.add_alloc_seq(round % 7 == 0 ? rng() : seq);
+      s.add_alloc_ts(round % 6 == 0 ? extremes[rng() % 5] : static_cast<int64_t>(seq * 1'000'000));
+      const bool freed = rng() % 3 != 0;
+      s.add_free_seq(freed ? (round % 7 == 0 ? rng() | 1 : seq + 1 + rng() % 50) : 0);
+      s.add_free_ts(freed ? (round % 6 == 0 ? static_cast<int64_t>(rng()) : s.alloc_ts(i) + 1'000'000 * (1 + rng() % 50)) : 0);
+      s.add_bytes(static_cast<int64_t>(rng() % 65536));
+      s.add_requested(s.bytes(i));
+      s.add_addr(rng());
+      s.add_op(0);
+      s.add_shape(0);
+      s.add_data_type(0);
+      s.add_region(0);
+      s.add_event_id(round % 4 == 0 ? rng() : seq * 3);
+    }
+    proto::MemorySegment coded = s;
+    EncodeSegmentColumns(&coded);
+    EXPECT_EQ(coded.coding(), kSegmentDifferences);
+    if (round == 1) {  // the counting columns (addresses and sizes stay as they are)
+      proto::MemorySegment a = s, b = coded;
+      for (proto::MemorySegment* m : {&a, &b}) {
+        m->clear_addr();
+        m->clear_bytes();
+        m->clear_requested();
+        m->clear_ts_delta();
+        m->clear_op();
+        m->clear_shape();
+        m->clear_data_type();
+        m->clear_region();
+      }
+      EXPECT_LT(b.ByteSizeLong(), a.ByteSizeLong() * 3 / 5);  // 0.51 when written
+    }
+    proto::MemorySegment back;
+    ASSERT_TRUE(back.ParseFromString(coded.SerializeAsString()));
+    ASSERT_TRUE(DecodeSegmentColumns(&back).ok());
+    EXPECT_EQ(back.SerializeAsString(), s.SerializeAsString()) << "round " << round;
+  }
+  proto::MemorySegment plain;
+  plain.add_in_use(5);
+  ASSERT_TRUE(DecodeSegmentColumns(&plain).ok());  // coding 0: as it is
+  EXPECT_EQ(plain.in_use(0), 5);
+  proto::MemorySegment unknown;
+  unknown.set_coding(2);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSegmentColumns(&unknown)));
+  proto::MemorySegment uneven;
+  uneven.set_coding(kSegmentDifferences);
+  uneven.add_alloc_seq(1);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSegmentColumns(&uneven)));
 }
 
 class BuilderTest : public ::testing::Test {
@@ -482,6 +599,58 @@ class BuilderTest : public ::testing::Test {
   BuildOptions opts_;
   std::unique_ptr<TableBuilder> b_;
 };
+
+// A table of format version 5 (argument integers as they are, not as
+// differences) reads the same; a version this build does not know is
+// refused.
+TEST_F(BuilderTest, ReadsVersion5TablesRefusesNewerOnes) {
+  const uint32_t t = b_->ThreadTrack({"1", true}, {"1", true});
+  for (int i = 0; i < 600; ++i) Add(EventKind::kSlice, t, 10 * i, "s", absl::StrCat(R"({"n":)", 7000 + 3 * i, "}"));
+  ASSERT_TRUE(b_->Finish().ok());
+  auto as_version = [&](uint32_t version) {
+    EditTable(opts_.output, [&](std::map<std::string, std::string>* records) {
+      for (auto& [key, value] : *records) {
+        if (key == kMetaKey) {
+          proto::TableMeta meta;
+          ASSERT_TRUE(meta.ParseFromString(value));
+          meta.set_format_version(version);
+          value = meta.SerializeAsString();
+        } else if (key[0] == 'A') {
+          // One key per object: the running sum of the differences is the
+          // ints column of version 5.
+          proto::ArgsBlock block;
+          ASSERT_TRUE(block.ParseFromString(value));
+          ASSERT_EQ(block.keys_size(), 1);
+          uint64_t sum = 0;
+          for (int64_t d : block.int_deltas()) block.add_ints(static_cast<int64_t>(sum += static_cast<uint64_t>(d)));
+          block.clear_int_deltas();
+          value = block.SerializeAsString();
+        }
+      }
+    });
+  };
+  {
+    auto table = Table::Open(opts_.output);
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ((*table)->meta().format_version(), kFormatVersion);
+  }
+  as_version(5);
+  auto table = Table::Open(opts_.output);
+  ASSERT_TRUE(table.ok()) << table.status();
+  auto rows = AllRows(**table, t);
+  ASSERT_EQ(rows.size(), 600u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto args = (*table)->Args(rows[i].id);
+    ASSERT_TRUE(args.ok()) << args.status();
+    EXPECT_EQ(*args, absl::StrCat(R"({"n":)", 7000 + 3 * (rows[i].ts / 10), "}"));
+  }
+  table->reset();
+  as_version(kFormatVersion + 1);
+  auto refused = Table::Open(opts_.output);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), absl::StrCat("format version ", kFormatVersion + 1)))
+      << refused.status();
+}
 
 TEST_F(BuilderTest, MatchesBeginEndInTimeOrderNotFileOrder) {
   const uint32_t t = b_->ThreadTrack({"1", true}, {"1", true});
