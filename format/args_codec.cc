@@ -291,17 +291,19 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
     block_.add_texts()->assign(json.data(), json.size());
     return;
   }
-  layout_.clear();
   bool spaced = false;
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    for (int g = 0; g < 4; ++g) {
-      spaced |= !fields_[i].gaps[g].empty();
-      if (i + g > 0) layout_.push_back(kGapSeparator);
-      layout_.append(fields_[i].gaps[g].data(), fields_[i].gaps[g].size());
-    }
+  for (const Field& f : fields_) {
+    for (std::string_view gap : f.gaps) spaced |= !gap.empty();
   }
   AppendVarint(&shape, (fields_.size() + 1) * 2 + (spaced ? 1 : 0));
   if (spaced) {
+    layout_.clear();
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      for (int g = 0; g < 4; ++g) {
+        if (i + g > 0) layout_.push_back(kGapSeparator);
+        layout_.append(fields_[i].gaps[g].data(), fields_[i].gaps[g].size());
+      }
+    }
     auto it = layout_ids_.find(std::string_view(layout_));
     if (it == layout_ids_.end()) {
       std::string* kept = block_.add_layouts();
@@ -310,17 +312,26 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
     }
     AppendVarint(&shape, it->second);
   }
-  for (const Field& f : fields_) {
-    auto it = key_ids_.find(f.key);
-    if (it == key_ids_.end()) {
-      std::string* kept = block_.add_keys();
-      kept->assign(f.key.data(), f.key.size());
-      it = key_ids_.emplace(std::string_view(*kept), block_.keys_size() - 1).first;
-      last_int_.push_back(0);
+  if (key_at_.size() < fields_.size()) key_at_.resize(fields_.size());
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    const Field& f = fields_[i];
+    uint32_t key;
+    if (key_at_[i].first == f.key && key_at_[i].first.data() != nullptr) {
+      key = key_at_[i].second;
+    } else {
+      auto it = key_ids_.find(f.key);
+      if (it == key_ids_.end()) {
+        std::string* kept = block_.add_keys();
+        kept->assign(f.key.data(), f.key.size());
+        it = key_ids_.emplace(std::string_view(*kept), block_.keys_size() - 1).first;
+        last_int_.push_back(0);
+      }
+      key = it->second;
+      key_at_[i] = {it->first, key};
     }
-    AppendVarint(&shape, (uint64_t{it->second} << 3) | f.type);
+    AppendVarint(&shape, (uint64_t{key} << 3) | f.type);
     if (f.type == kInt) {
-      uint64_t& last = last_int_[it->second];
+      uint64_t& last = last_int_[key];
       block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(f.value) - last));
       last = static_cast<uint64_t>(f.value);
     } else if (f.type == kString || f.type == kRaw) {
@@ -334,6 +345,7 @@ std::string ArgsBlockEncoder::Finish() {
   std::string bytes = block_.SerializeAsString();
   block_.Clear();
   key_ids_.clear();
+  key_at_.clear();
   last_int_.clear();
   layout_ids_.clear();
   empty_ = true;

@@ -74,6 +74,9 @@ class ArgsBlockEncoder {
   absl::flat_hash_map<std::string_view, uint32_t, TextHash> key_ids_, layout_ids_;
   std::vector<args_internal::Field> fields_;
   std::vector<uint64_t> last_int_;  // per key id: its last integer (int_deltas)
+  // Per field position: the key last seen there and its id. Objects of one
+  // kind repeat their keys in order, so most fields skip the hash lookup.
+  std::vector<std::pair<std::string_view, uint32_t>> key_at_;
   std::string layout_;
   bool empty_ = true;
 };
