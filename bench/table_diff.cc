@@ -5,9 +5,8 @@
 // bytes as another build's on real inputs. Argument blocks ("A") and memory
 // segments ("Y") whose bytes differ count as the same when they decode to the
 // same objects and columns (format versions 5 and 6 encode integers
-// differently), and so does a
-// metadata record that differs only in its format version; both are
-// reported. Exit 0 when the same, 1 when not.
+// differently), and so does a metadata record that differs only in its
+// format version; both are reported. Exit 0 when the same, 1 when not.
 // tt_table_diff --sizes A: records and uncompressed bytes by key prefix.
 #include <cstdio>
 #include <map>

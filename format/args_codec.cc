@@ -316,7 +316,7 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
   for (size_t i = 0; i < fields_.size(); ++i) {
     const Field& f = fields_[i];
     uint32_t key;
-    if (key_at_[i].first == f.key && key_at_[i].first.data() != nullptr) {
+    if (key_at_[i].first.data() != nullptr && key_at_[i].first == f.key) {
       key = key_at_[i].second;
     } else {
       auto it = key_ids_.find(f.key);

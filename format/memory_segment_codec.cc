@@ -25,9 +25,6 @@ void FromDifferences(Column* c) {
   }
 }
 
-uint64_t Plus(uint64_t a, int64_t b) { return a + static_cast<uint64_t>(b); }
-uint64_t Minus(uint64_t a, uint64_t b) { return a - b; }
-
 }  // namespace
 
 // A freed allocation's free_seq and free_ts are kept relative to its own
@@ -36,8 +33,8 @@ uint64_t Minus(uint64_t a, uint64_t b) { return a - b; }
 void EncodeSegmentColumns(proto::MemorySegment* s) {
   for (int i = 0; i < s->free_seq_size(); ++i) {
     if (s->free_seq(i) == 0) continue;
-    s->set_free_seq(i, Minus(s->free_seq(i), s->alloc_seq(i)));
-    s->set_free_ts(i, static_cast<int64_t>(Minus(s->free_ts(i), s->alloc_ts(i))));
+    s->set_free_seq(i, s->free_seq(i) - s->alloc_seq(i));
+    s->set_free_ts(i, static_cast<int64_t>(static_cast<uint64_t>(s->free_ts(i)) - static_cast<uint64_t>(s->alloc_ts(i))));
   }
   ToDifferences(s->mutable_in_use());
   ToDifferences(s->mutable_alloc_seq());
@@ -59,8 +56,8 @@ absl::Status DecodeSegmentColumns(proto::MemorySegment* s) {
   FromDifferences(s->mutable_event_id());
   for (int i = 0; i < n; ++i) {
     if (s->free_seq(i) == 0) continue;
-    s->set_free_seq(i, Plus(s->alloc_seq(i), static_cast<int64_t>(s->free_seq(i))));
-    s->set_free_ts(i, static_cast<int64_t>(Plus(static_cast<uint64_t>(s->alloc_ts(i)), s->free_ts(i))));
+    s->set_free_seq(i, s->alloc_seq(i) + s->free_seq(i));
+    s->set_free_ts(i, static_cast<int64_t>(static_cast<uint64_t>(s->alloc_ts(i)) + static_cast<uint64_t>(s->free_ts(i))));
   }
   s->set_coding(0);
   return absl::OkStatus();

@@ -101,8 +101,8 @@ absl::Status Table::Load(bool load_strings) {
     identity_ = absl::StrCat("m", absl::Hex(crc, absl::kZeroPad8), absl::Hex(value.size()));
   }
   // Version 5 changed only how the files are listed (store/file_list.h), so
-  // version-4 tables read the same; version 6 only how argument blocks hold
-  // integers, and their decoder reads both forms.
+  // version-4 tables read the same; version 6 only how argument blocks and
+  // memory segments hold integers, and their decoders read both forms.
   const uint32_t version = meta_.format_version();
   const bool known = (version >= kOldestSortedFilesVersion && version <= kFormatVersion) ||
                      (version == 4 && files_->legacy());

@@ -10,8 +10,9 @@ namespace tracetable {
 
 // Bump on any change to keys or values; docs/format.md says what each means.
 constexpr uint32_t kFormatVersion = 6;
-// Version 5 differs only in the argument blocks' integer column, which the
-// decoder reads in either form (format/args_codec.h).
+// Version 5 differs only in how argument blocks and memory segments hold
+// integers, which their decoders read in either form (format/args_codec.h,
+// format/memory_segment_codec.h).
 constexpr uint32_t kOldestSortedFilesVersion = 5;
 
 // tids written for tracks that have none of their own (async lanes,
