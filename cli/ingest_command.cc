@@ -208,7 +208,7 @@ int IngestMain(int argc, char** argv) {
       ("strict", "fail on the first bad event or truncated input instead of skipping it "
                  "(by default bad events are skipped, counted and reported at the end)")
       ("threads", po::value(&threads)->default_value(0),
-       "threads reading several inputs at once and parsing a JSON input (0: one per core); the table is the same at any count")
+       "threads reading several inputs at once, parsing a JSON input and building tiles (0: one per core, at most 4 building tiles); the table is the same at any count")
       ("quiet,q", "no progress line")
       ("timings", "print how long each stage took")
       ("no-memory-profile", "do not derive the memory profile (to measure what it costs)")
@@ -234,6 +234,7 @@ int IngestMain(int argc, char** argv) {
   if (!budget_bytes.ok()) return Fail("ingest", budget_bytes.status().message());
   if (*budget_bytes < (16ull << 20)) return Fail("ingest", "--memory-budget must be at least 16M");
   if (threads < 0) return Fail("ingest", "--threads must be 0 (one per core) or more");
+  const int tile_threads = threads;  // 0: the builder's default
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (vm.count("run") && vm.count("single-table")) return Fail("ingest", "--run and --single-table exclude each other");
   if (run_flags.jobs < 1) return Fail("ingest", "--jobs must be 1 or more");
@@ -265,6 +266,7 @@ int IngestMain(int argc, char** argv) {
   BuildOptions bo;
   bo.output = output;
   bo.memory_budget = *budget_bytes;
+  bo.tile_threads = tile_threads;
   bo.overwrite = vm.count("force") > 0;
   bo.memory_profile = vm.count("no-memory-profile") == 0;
   bo.stats_bucket_events = stats_bucket_events;

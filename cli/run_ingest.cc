@@ -150,6 +150,7 @@ absl::StatusOr<ShardResult> BuildShard(const InputFile& input, const std::string
   BuildOptions bo;
   bo.output = (fs::path(run) / ShardDirFor(host)).string();
   bo.memory_budget = options.memory_budget;
+  bo.tile_threads = options.threads;
   bo.overwrite = options.force;
   bo.overwrite_unread = options.force && options.listed;
   bo.memory_profile = options.memory_profile;

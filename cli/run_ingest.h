@@ -34,7 +34,7 @@ namespace tracetable::cli {
 
 struct ShardOptions {
   uint64_t memory_budget = uint64_t{1} << 30;  // for one shard
-  int threads = 1;                             // parsing threads for one shard
+  int threads = 1;                             // parsing and tile threads for one shard
   bool strict = false;
   bool memory_profile = true;
   bool force = false;

@@ -7,10 +7,18 @@
 // Less is a function pointer by default; a hot sorter names a comparison
 // type instead (e.g. LessFn<TrackTimeLess>), so std::sort and the merge
 // inline it rather than call through a pointer per comparison.
+//
+// Grouped reading: when the order's first key is a group (the order type
+// has `static uint64_t Group(const Record&)`, e.g. a track), SortGroups()
+// lists each group's records in every sorted run instead of merging them
+// all, and ReadGroup() merges one group: different groups on different
+// threads at once, in any order.
 #ifndef TRACETABLE_STORE_EXTERNAL_SORTER_H_
 #define TRACETABLE_STORE_EXTERNAL_SORTER_H_
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -21,6 +29,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <map>
 #include <queue>
 #include <string>
 #include <thread>
@@ -28,7 +37,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "boost/sort/pdqsort/pdqsort.hpp"
 #include "store/thread_name.h"
 
@@ -88,6 +99,78 @@ inline void AdviseHugePages(void* data, size_t bytes) {
 template <typename Less, typename Record>
 concept RadixOrder = requires(const Record& r) {
   { Less::Key(r) } -> std::convertible_to<uint64_t>;
+};
+
+// An order whose first key is a group: records of one group are adjacent in
+// every sorted run.
+template <typename Less, typename Record>
+concept GroupedOrder = requires(const Record& r) {
+  { Less::Group(r) } -> std::convertible_to<uint64_t>;
+};
+
+// Where each group starts in a sorted range: (group, first index) pairs.
+template <typename Less, typename Record>
+std::vector<std::pair<uint64_t, uint64_t>> GroupStarts(const Record* first, const Record* last) {
+  std::vector<std::pair<uint64_t, uint64_t>> starts;
+  for (const Record* p = first; p != last;) {
+    const uint64_t g = Less::Group(*p);
+    starts.emplace_back(g, static_cast<uint64_t>(p - first));
+    p = std::partition_point(p, last, [g](const Record& r) { return Less::Group(r) == g; });
+  }
+  return starts;
+}
+
+// One group's records in one sorted source, read in order: a range of the
+// sorter's buffer, or of a spilled run read with pread through a buffer
+// (so cursors of one file on several threads do not share a position).
+template <typename Record>
+class SliceCursor {
+ public:
+  SliceCursor(const Record* first, const Record* last) : cur_(first), end_(last) {}
+  SliceCursor(int fd, uint64_t first, uint64_t last, size_t buffer_records)
+      : fd_(fd), next_(first), stop_(last),
+        buffer_(std::min<uint64_t>(std::max<size_t>(buffer_records, 1), last - first)) {}
+  // False at the end of the slice or on a read error (then failed()).
+  bool Fill() {
+    if (cur_ != end_) return true;
+    if (fd_ < 0 || next_ == stop_ || failed_) return false;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer_.size(), stop_ - next_));
+    char* to = reinterpret_cast<char*>(buffer_.data());
+    size_t want = n * sizeof(Record);
+    off_t at = static_cast<off_t>(next_ * sizeof(Record));
+    while (want > 0) {
+      const ssize_t got = ::pread(fd_, to, want, at);
+      if (got <= 0) {
+        if (got < 0 && errno == EINTR) continue;
+        failed_ = true;
+        return false;
+      }
+      to += got;
+      at += got;
+      want -= static_cast<size_t>(got);
+    }
+    next_ += n;
+    cur_ = buffer_.data();
+    end_ = cur_ + n;
+    return true;
+  }
+  const Record& front() const { return *cur_; }
+  void pop() { ++cur_; }
+  // The records available without a read; consumes them.
+  absl::Span<const Record> TakeAll() {
+    absl::Span<const Record> all(cur_, static_cast<size_t>(end_ - cur_));
+    cur_ = end_;
+    return all;
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  const Record* cur_ = nullptr;
+  const Record* end_ = nullptr;
+  int fd_ = -1;
+  uint64_t next_ = 0, stop_ = 0;
+  std::vector<Record> buffer_;
+  bool failed_ = false;
 };
 
 // LSD radix sort by bytes of the key, skipping bytes all keys share. Needs a
@@ -171,9 +254,7 @@ class ExternalSorter {
   ExternalSorter(std::string temp_prefix, Less less, size_t max_records)
       : temp_prefix_(std::move(temp_prefix)), less_(less),
         max_records_(std::max<size_t>(max_records, 1024)) {}
-  ~ExternalSorter() {
-    for (const std::string& run : runs_) std::remove(run.c_str());
-  }
+  ~ExternalSorter() { Clear(); }
   ExternalSorter(const ExternalSorter&) = delete;
   ExternalSorter& operator=(const ExternalSorter&) = delete;
 
@@ -234,6 +315,10 @@ class ExternalSorter {
       if (!f) return IoError("cannot create spill file", path);
       runs_.push_back(path);
       const size_t n = last - first;
+      if constexpr (sorter_internal::GroupedOrder<Less, Record>) {
+        run_groups_.push_back(GroupStarts<Less>(buffer_.data() + first, buffer_.data() + last));
+        run_sizes_.push_back(n);
+      }
       if (std::fwrite(buffer_.data() + first, sizeof(Record), n, f.get()) != n ||
           std::fflush(f.get()) != 0) {
         return IoError("cannot write spill file (disk full?)", path);
@@ -291,12 +376,91 @@ class ExternalSorter {
     for (size_t s = 0; s < nruns; ++s) {
       if (readers[s]->failed()) return IoError("cannot read spill file", runs_[s]);
     }
+    Clear();
+    return absl::OkStatus();
+  }
+
+  // A group's records in one sorted source: records [begin, end) of
+  // spilled run `source`, or for source runs() and runs() + 1, of the
+  // buffer's sorted halves.
+  struct Slice {
+    size_t source;
+    uint64_t begin, end;
+  };
+  struct Group {
+    uint64_t key;
+    uint64_t records;
+    std::vector<Slice> slices;
+  };
+
+  // Sorts the buffer and lists the groups in order with where their records
+  // lie. ReadGroup() may then be called for any of them, from any threads
+  // at once, until Clear(); nothing may be added before it.
+  absl::StatusOr<std::vector<Group>> SortGroups()
+    requires sorter_internal::GroupedOrder<Less, Record>
+  {
+    using namespace sorter_internal;
+    mid_ = SortHalves(&buffer_, less_);
+    std::map<uint64_t, Group> groups;
+    auto add = [&](size_t source, const std::vector<std::pair<uint64_t, uint64_t>>& starts, uint64_t size) {
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const uint64_t end = i + 1 < starts.size() ? starts[i + 1].second : size;
+        Group& g = groups[starts[i].first];
+        g.key = starts[i].first;
+        g.records += end - starts[i].second;
+        g.slices.push_back(Slice{source, starts[i].second, end});
+      }
+    };
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      const int fd = ::open(runs_[r].c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return IoError("cannot reopen spill file", runs_[r]);
+      fds_.push_back(fd);
+      add(r, run_groups_[r], run_sizes_[r]);
+    }
+    const Record* data = buffer_.data();
+    add(runs_.size(), GroupStarts<Less>(data, data + mid_), mid_);
+    add(runs_.size() + 1, GroupStarts<Less>(data + mid_, data + buffer_.size()), buffer_.size() - mid_);
+    std::vector<Group> out;
+    out.reserve(groups.size());
+    for (auto& [key, g] : groups) out.push_back(std::move(g));
+    return out;
+  }
+
+  // Calls fn with the group's records in order, in spans (of the buffer
+  // where one source holds them all, else of merged copies). Spilled runs
+  // are read through `buffer_records` records each.
+  template <typename Fn>
+  absl::Status ReadGroup(const Group& group, size_t buffer_records, Fn&& fn) const {
+    using Cursor = sorter_internal::SliceCursor<Record>;
+    std::vector<Cursor> cursors;
+    cursors.reserve(group.slices.size());
+    for (const Slice& s : group.slices) {
+      if (s.source < runs_.size()) {
+        cursors.emplace_back(fds_[s.source], s.begin, s.end, buffer_records);
+      } else {
+        const Record* base = buffer_.data() + (s.source == runs_.size() ? 0 : mid_);
+        cursors.emplace_back(base + s.begin, base + s.end);
+      }
+    }
+    absl::Status st = MergeCursors(cursors, fn);
+    for (size_t i = 0; i < cursors.size(); ++i) {
+      if (cursors[i].failed()) return sorter_internal::IoError("cannot read spill file", runs_[group.slices[i].source]);
+    }
+    return st;
+  }
+
+  // Drops every record and spilled run; the sorter can be filled again
+  // (the buffer keeps its pages).
+  void Clear() {
+    for (int fd : fds_) ::close(fd);
+    fds_.clear();
     for (const std::string& run : runs_) std::remove(run.c_str());
     runs_.clear();
+    run_groups_.clear();
+    run_sizes_.clear();
     spilled_ = 0;
-    // Kept for the next fill: its pages are already faulted in.
+    mid_ = 0;
     buffer_.clear();
-    return absl::OkStatus();
   }
 
  private:
@@ -318,12 +482,72 @@ class ExternalSorter {
     return absl::OkStatus();
   }
 
+  // Merges the cursors' records into spans for fn: one cursor's are passed
+  // as they lie, two are merged pairwise, more through a heap.
+  template <typename Cursor, typename Fn>
+  absl::Status MergeCursors(std::vector<Cursor>& cursors, Fn& fn) const {
+    constexpr size_t kBatch = 1024;
+    std::array<Record, kBatch> batch;
+    size_t n = 0;
+    auto put = [&](const Record& r) -> absl::Status {
+      batch[n++] = r;
+      if (n < kBatch) return absl::OkStatus();
+      n = 0;
+      return fn(absl::Span<const Record>(batch.data(), kBatch));
+    };
+    auto drain = [&](Cursor& c) -> absl::Status {
+      if (n > 0) {
+        if (absl::Status s = fn(absl::Span<const Record>(batch.data(), n)); !s.ok()) return s;
+        n = 0;
+      }
+      while (c.Fill()) {
+        if (absl::Status s = fn(c.TakeAll()); !s.ok()) return s;
+      }
+      return absl::OkStatus();
+    };
+    if (cursors.size() == 1) return drain(cursors[0]);
+    if (cursors.size() == 2) {
+      Cursor& a = cursors[0];
+      Cursor& b = cursors[1];
+      while (a.Fill() && b.Fill()) {
+        // Ties go to the first source, as in Merge().
+        Cursor& c = less_(b.front(), a.front()) ? b : a;
+        if (absl::Status s = put(c.front()); !s.ok()) return s;
+        c.pop();
+      }
+      if (absl::Status s = drain(a); !s.ok()) return s;
+      return drain(b);
+    }
+    auto greater = [&](size_t x, size_t y) {
+      return less_(cursors[y].front(), cursors[x].front()) ||
+             (!less_(cursors[x].front(), cursors[y].front()) && y < x);
+    };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
+    for (size_t i = 0; i < cursors.size(); ++i) {
+      if (cursors[i].Fill()) heap.push(i);
+    }
+    while (!heap.empty()) {
+      const size_t i = heap.top();
+      heap.pop();
+      if (absl::Status s = put(cursors[i].front()); !s.ok()) return s;
+      cursors[i].pop();
+      if (cursors[i].Fill()) heap.push(i);
+    }
+    if (n == 0) return absl::OkStatus();
+    return fn(absl::Span<const Record>(batch.data(), n));
+  }
+
   std::string temp_prefix_;
   Less less_;
   size_t max_records_;
   std::vector<Record> buffer_;
   std::vector<std::string> runs_;
   uint64_t spilled_ = 0;
+  // For grouped orders: where each run's groups start, and its records.
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> run_groups_;
+  std::vector<uint64_t> run_sizes_;
+  std::vector<int> fds_;  // the runs, open while groups are read
+  size_t mid_ = 0;        // where the buffer's second sorted half starts
 };
 
 }  // namespace tracetable

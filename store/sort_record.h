@@ -84,6 +84,13 @@ inline bool TrackTimeLess(const SortRecord& a, const SortRecord& b) {
   return a.id < b.id;
 }
 
+// TrackTimeLess as a grouped order (store/external_sorter.h): each track's
+// records can be read on their own.
+struct TrackTimeOrder {
+  bool operator()(const SortRecord& a, const SortRecord& b) const { return TrackTimeLess(a, b); }
+  static uint64_t Group(const SortRecord& r) { return r.track; }
+};
+
 // Order of begin/end records to match: B/E per thread track, b/n/e per async
 // key (flow_id), then time and read order (the Trace Event Format matches in
 // timestamp order, ties in file order).

@@ -120,15 +120,15 @@ absl::Status TableBuilder::Open() {
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
   // once matched, then 1/16 for the track workers' placed events (twice
   // that for a track past it: the external sorter's buffer beside the
-  // per-level buffers, which keep their capacity), 1/32 for
-  // their queues, 1/64 for their held summaries and 1/64 for short tracks'
-  // tiles: WriteTiles), and the rest for what is not counted in records:
+  // per-level buffers, which keep their capacity), 1/64 for their held
+  // summaries and 1/64 for short tracks' tiles: WriteTiles), and the rest
+  // for what is not counted in records:
   // merge read buffers, pipeline batches, strings (100M events: peak RSS
   // within budget + 200 MB, bench/results).
   // The string tables are charged to the budget as they grow
   // (ChargeStrings): the two record sorters' shares are of what they leave.
   const size_t records = options_.memory_budget / sizeof(SortRecord);
-  main_ = std::make_unique<ExternalSorter<SortRecord, LessFn<TrackTimeLess>>>(temp_dir_ + "-spill/main", LessFn<TrackTimeLess>{},
+  main_ = std::make_unique<MainSorter>(temp_dir_ + "-spill/main", TrackTimeOrder{},
                                            records / 4 * 3);
   match_ = std::make_unique<ExternalSorter<SortRecord, LessFn<MatchLess>>>(temp_dir_ + "-spill/match", LessFn<MatchLess>{},
                                             records / 8);
@@ -717,15 +717,17 @@ absl::Status TableBuilder::WriteTiles() {
     num_levels = g->num_levels;
   }
   meta_.set_num_levels(num_levels);
+  const uint64_t records = main_->size();
   TrackPoolOptions po;
-  po.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  po.threads = options_.tile_threads > 0
+                   ? options_.tile_threads
+                   : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   po.num_levels = num_levels;
   po.min_ts = min_ts_;
   // A track's events wait here until the track ends; bigger tracks spill.
   po.placed_records = options_.memory_budget / 16 / po.threads / sizeof(PlacedRecord);
   po.spill_prefix = temp_dir_ + "-spill/placed";
   po.held_bytes = std::max<size_t>(options_.memory_budget / 64 / po.threads, 1 << 20);
-  po.queued_bytes = options_.memory_budget / 32 / po.threads;
   po.runs = runs_.get();
   po.resources = &resources_;
   // Its chunks are written on as many threads as tiles are (Finish()).
@@ -736,21 +738,37 @@ absl::Status TableBuilder::WriteTiles() {
   std::optional<StatsGrid> grid;
   if (options_.stats_bucket_events > 0) {
     const int64_t span = max_end_ - min_ts_;
-    const uint32_t log2 = StatsBucketLog2(span, main_->size(), options_.stats_bucket_events);
+    const uint32_t log2 = StatsBucketLog2(span, records, options_.stats_bucket_events);
     grid = StatsGrid{min_ts_, log2, StatsLevels(span, log2)};
   }
   po.stats_grid = grid;
+  const size_t threads = static_cast<size_t>(po.threads);
   TrackPool pool(std::move(po));
-  const uint64_t total = std::max<size_t>(main_->size(), 1);
-  uint64_t done = 0;
-  absl::Status st = main_->Merge(options_.memory_budget / 4, [&](const SortRecord& r) -> absl::Status {
-    if (absl::Status s = Tick(&done, total, "writing tiles"); !s.ok()) return s;
-    return pool.Add(r);
-  });
-  if (!st.ok()) pool.Cancel(st);
-  absl::Status finished = pool.Finish();
+  absl::StatusOr<std::vector<MainSorter::Group>> groups = main_->SortGroups();
+  if (!groups.ok()) return groups.status();
+  std::vector<TrackPool::Track> tracks;
+  tracks.reserve(groups->size());
+  for (const MainSorter::Group& g : *groups) tracks.push_back({static_cast<uint32_t>(g.key), g.records});
+  // Every worker reads a spilled run through a buffer of its own.
+  const size_t buffer_records = std::clamp<size_t>(
+      options_.memory_budget / 4 / (threads * std::max(main_->runs(), 1) * sizeof(SortRecord)), 1024, 1 << 16);
+  const uint64_t total = std::max<size_t>(records, 1);
+  uint64_t ticked = 0;
+  absl::Status st = pool.Run(
+      tracks,
+      [&](size_t index, const TrackPool::EmitFn& emit) {
+        return main_->ReadGroup((*groups)[index], buffer_records, emit);
+      },
+      [&](uint64_t done) {
+        if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
+          return absl::CancelledError("interrupted");
+        }
+        // Progress about once a second.
+        if (++ticked % 10 == 0) Progress("writing tiles", double(done) / total);
+        return absl::OkStatus();
+      });
+  main_->Clear();
   if (!st.ok()) return st;
-  if (!finished.ok()) return finished;
   stats_.events += pool.stats().events;
   stats_.tiles += pool.stats().tiles;
   stats_.tile_bytes += pool.stats().tile_bytes;

@@ -70,6 +70,9 @@ struct TableGrid {
 struct BuildOptions {
   std::string output;                          // the .tracetable directory
   uint64_t memory_budget = uint64_t{1} << 30;  // bytes
+  // Threads building tiles (0: one per core, at most 4); the table is the
+  // same at any count.
+  int tile_threads = 0;
   bool overwrite = false;                      // replace an existing table (never anything else)
   bool overwrite_unread = false;  // with overwrite: even one too damaged to read (CheckReplaceableUnread)
   // Paths of leftovers of killed ingests of this output, removed by Create().
@@ -208,7 +211,8 @@ class TableBuilder : public EventSink {
   // Argument blocks rewritten by MergeArgs, by block (nullopt: now empty).
   absl::btree_map<uint64_t, std::optional<std::string>> merged_args_;
   uint64_t merged_args_bytes_ = 0;
-  std::unique_ptr<ExternalSorter<SortRecord, LessFn<TrackTimeLess>>> main_;
+  using MainSorter = ExternalSorter<SortRecord, TrackTimeOrder>;
+  std::unique_ptr<MainSorter> main_;
   std::unique_ptr<ExternalSorter<SortRecord, LessFn<MatchLess>>> match_;
   std::unique_ptr<ExternalSorter<ThreadTimeRecord, LessFn<IdLess>>> thread_times_;
   std::unique_ptr<SearchIndexWriter> search_index_;

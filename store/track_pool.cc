@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -20,17 +20,8 @@
 namespace tracetable {
 namespace {
 
-// 64 KiB: small enough for malloc to recycle instead of mapping fresh pages.
-constexpr size_t kBatchRecords = 1024;
 // Tracks with fewer events go to SortedRuns::AddSmall (~16 B/event on disk).
 constexpr uint64_t kSmallTrackRecords = 16384;
-
-struct Batch {
-  uint32_t track = 0;
-  uint64_t ordinal = 0;  // the track's place in the order tracks were handed out
-  bool last = false;     // the track ends with this batch
-  std::vector<SortRecord> records;
-};
 
 // Records a track's writers emit out of key order (summaries as their bins
 // close, level after level; statistics buckets), held until the track's
@@ -93,33 +84,18 @@ class HeldRecords {
 
 struct TrackPool::Shared {
   std::mutex mu;
+  std::condition_variable finished;  // a worker has stopped
+  int running = 0;                   // workers not yet stopped
   absl::Status error;
   std::atomic<bool> failed{false};
-  std::vector<std::vector<SortRecord>> free_buffers;
+  std::vector<size_t> order;         // indexes of the tracks, biggest first
+  std::atomic<size_t> next{0};       // the next place in `order` to take
+  std::atomic<uint64_t> done{0};     // records built
 
   void Fail(absl::Status s) {
     std::lock_guard<std::mutex> lock(mu);
     if (error.ok()) error = std::move(s);
     failed.store(true);
-  }
-  absl::Status Error() {
-    std::lock_guard<std::mutex> lock(mu);
-    return error;
-  }
-  std::vector<SortRecord> TakeBuffer() {
-    std::lock_guard<std::mutex> lock(mu);
-    std::vector<SortRecord> v;
-    if (!free_buffers.empty()) {
-      v = std::move(free_buffers.back());
-      free_buffers.pop_back();
-    }
-    v.clear();
-    v.reserve(kBatchRecords);
-    return v;
-  }
-  void ReturnBuffer(std::vector<SortRecord> v) {
-    std::lock_guard<std::mutex> lock(mu);
-    free_buffers.push_back(std::move(v));
   }
 };
 
@@ -130,63 +106,24 @@ class TrackPool::Worker {
         shared_(shared),
         levels_(options.placed_records),
         placed_(absl::StrCat(options.spill_prefix, index), LessFn<PlacedLess>{}, options.placed_records),
-        max_queued_(std::max<size_t>(options.queued_bytes / (kBatchRecords * sizeof(SortRecord)), 16)),
         out_(options.runs->NewWriter()),
         stats_out_(options.runs->NewWriter()),
         overflow_out_(options.runs->NewWriter()),
         held_summaries_(out_.get(), overflow_out_.get(), options.held_bytes),
-        held_stats_(stats_out_.get(), overflow_out_.get(), options.held_bytes),
-        thread_([this] { Run(); }) {}
+        held_stats_(stats_out_.get(), overflow_out_.get(), options.held_bytes) {}
 
-  ~Worker() {
-    Close();
-    if (thread_.joinable()) thread_.join();
-  }
-
-  // Blocks while the queue is full (unless the pool has failed).
-  void Push(Batch b) {
-    queued_records_.fetch_add(b.records.size(), std::memory_order_relaxed);
-    std::unique_lock<std::mutex> lock(mu_);
-    room_.wait(lock, [&] { return queue_.size() < max_queued_ || shared_->failed.load(); });
-    queue_.push_back(std::move(b));
-    work_.notify_one();
-  }
-
-  void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    work_.notify_one();
-  }
-
-  void Join() {
-    Close();
-    if (thread_.joinable()) thread_.join();
-  }
-
-  uint64_t queued_records() const { return queued_records_.load(std::memory_order_relaxed); }
-  const TrackPoolStats& stats() const { return stats_; }
-
- private:
-  void Run() {
+  // Builds the tracks it takes until none is left or the pool fails, then
+  // closes its files.
+  void Run(const std::vector<Track>& tracks, const ReadFn& read) {
     NameThisThread("tt-tile");
-    while (true) {
-      Batch b;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        work_.wait(lock, [&] { return !queue_.empty() || closed_; });
-        if (queue_.empty()) break;
-        b = std::move(queue_.front());
-        queue_.pop_front();
-        room_.notify_one();
+    while (!shared_->failed.load()) {
+      const size_t i = shared_->next.fetch_add(1);
+      if (i >= shared_->order.size()) break;
+      const size_t index = shared_->order[i];
+      if (absl::Status s = Build(tracks[index], index, read); !s.ok()) {
+        shared_->Fail(std::move(s));
+        break;
       }
-      if (!shared_->failed.load()) {
-        if (absl::Status s = Process(b); !s.ok()) {
-          shared_->Fail(std::move(s));
-          room_.notify_all();
-        }
-      }
-      queued_records_.fetch_sub(b.records.size(), std::memory_order_relaxed);
-      shared_->ReturnBuffer(std::move(b.records));
     }
     if (!shared_->failed.load()) {
       absl::Status s = out_->Close();
@@ -194,47 +131,57 @@ class TrackPool::Worker {
       if (s.ok()) s = overflow_out_->Close();
       if (!s.ok()) shared_->Fail(std::move(s));
     }
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    --shared_->running;
+    shared_->finished.notify_all();
   }
 
-  absl::Status Process(const Batch& b) {
-    if (!writer_) {
-      // Tracks handed out one after the other join in this worker's file;
-      // another worker's track between them starts a new one.
-      if (b.ordinal != last_ordinal_ + 1) {
-        if (absl::Status s = out_->Cut(); !s.ok()) return s;
-        if (absl::Status s = stats_out_->Cut(); !s.ok()) return s;
-      }
-      last_ordinal_ = b.ordinal;
-      track_ = b.track;
-      track_records_ = 0;
-      const bool counter = options_.resources->tracks(b.track).kind() == proto::Track::COUNTER;
-      writer_ = std::make_unique<TrackWriter>(
-          b.track, counter, options_.num_levels, options_.min_ts,
-          [this](std::string key, std::string value) {
-            CountTile(value);
-            return held_summaries_.Hold(std::move(key), std::move(value));
-          },
-          [this](const TileRow& row, int level) { return Place(row, level); });
-      if (options_.stats_grid) {
-        stats_index_ = std::make_unique<StatsIndexWriter>(
-            b.track, counter, *options_.stats_grid,
-            [this](std::string key, std::string value) { return held_stats_.Hold(std::move(key), std::move(value)); });
-        writer_->set_observer([this](const TileRow& row) { return stats_index_->Add(row); });
-      }
+  const TrackPoolStats& stats() const { return stats_; }
+
+ private:
+  // `ordinal`: the track's place in key order.
+  absl::Status Build(const Track& track, size_t ordinal, const ReadFn& read) {
+    // Tracks next to each other in key order join in this worker's file;
+    // another worker's track between them starts a new one.
+    if (ordinal != last_ordinal_ + 1) {
+      if (absl::Status s = out_->Cut(); !s.ok()) return s;
+      if (absl::Status s = stats_out_->Cut(); !s.ok()) return s;
     }
-    for (const SortRecord& r : b.records) {
-      if (absl::Status s = writer_->Add(r); !s.ok()) return s;
+    last_ordinal_ = ordinal;
+    track_ = track.id;
+    const bool counter = options_.resources->tracks(track.id).kind() == proto::Track::COUNTER;
+    writer_ = std::make_unique<TrackWriter>(
+        track.id, counter, options_.num_levels, options_.min_ts,
+        [this](std::string key, std::string value) {
+          CountTile(value);
+          return held_summaries_.Hold(std::move(key), std::move(value));
+        },
+        [this](const TileRow& row, int level) { return Place(row, level); });
+    if (options_.stats_grid) {
+      stats_index_ = std::make_unique<StatsIndexWriter>(
+          track.id, counter, *options_.stats_grid,
+          [this](std::string key, std::string value) { return held_stats_.Hold(std::move(key), std::move(value)); });
+      writer_->set_observer([this](const TileRow& row) { return stats_index_->Add(row); });
     }
-    stats_.events += b.records.size();
-    track_records_ += b.records.size();
-    if (!b.last) return absl::OkStatus();
-    absl::Status s = writer_->Finish(options_.resources->mutable_tracks(static_cast<int>(track_)));
+    uint64_t records = 0;
+    absl::Status s = read(ordinal, [&](absl::Span<const SortRecord> span) -> absl::Status {
+      // Another worker's error is the one Run() returns.
+      if (shared_->failed.load(std::memory_order_relaxed)) return absl::CancelledError("stopped");
+      for (const SortRecord& r : span) {
+        if (absl::Status st = writer_->Add(r); !st.ok()) return st;
+      }
+      records += span.size();
+      shared_->done.fetch_add(span.size(), std::memory_order_relaxed);
+      return absl::OkStatus();
+    });
+    if (s.ok()) s = writer_->Finish(options_.resources->mutable_tracks(static_cast<int>(track_)));
     writer_.reset();
     if (!s.ok()) return s;
+    stats_.events += records;
     // A short track's records join other short tracks' in memory: a file
     // of their own would cost more than their bytes (5,000 threads of 3
     // events: 2.6 s of file creation).
-    const bool small = track_records_ < kSmallTrackRecords && !held_summaries_.overflowed() &&
+    const bool small = records < kSmallTrackRecords && !held_summaries_.overflowed() &&
                        !held_stats_.overflowed();
     if (stats_index_) {
       s = stats_index_->Finish();
@@ -250,13 +197,13 @@ class TrackPool::Worker {
       if (s = WriteEventTiles(nullptr); !s.ok()) return s;
       return held_summaries_.Flush();
     }
-    std::vector<std::pair<std::string, std::string>> records;
-    if (s = WriteEventTiles(&records); !s.ok()) return s;
-    held_summaries_.Take(&records);
-    held_stats_.Take(&records);
+    std::vector<std::pair<std::string, std::string>> small_records;
+    if (s = WriteEventTiles(&small_records); !s.ok()) return s;
+    held_summaries_.Take(&small_records);
+    held_stats_.Take(&small_records);
     // Its keys lie between this worker's tracks before and after it.
     last_ordinal_ = kNoOrdinal;
-    return options_.runs->AddSmall(std::move(records));
+    return options_.runs->AddSmall(std::move(small_records));
   }
 
   absl::Status Place(const TileRow& row, int level) {
@@ -328,11 +275,6 @@ class TrackPool::Worker {
 
   const TrackPoolOptions& options_;
   Shared* shared_;
-  std::mutex mu_;
-  std::condition_variable work_, room_;
-  std::deque<Batch> queue_;
-  bool closed_ = false;
-  std::atomic<uint64_t> queued_records_{0};
   std::unique_ptr<TrackWriter> writer_;
   std::unique_ptr<StatsIndexWriter> stats_index_;
   uint32_t track_ = 0;
@@ -342,66 +284,56 @@ class TrackPool::Worker {
   bool placed_spilled_ = false;
   SearchIndexWriter::Scratch search_scratch_;  // for this worker's calls to AddTile
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
-  const size_t max_queued_;  // batches
   std::unique_ptr<RunWriter> out_, stats_out_, overflow_out_;
   HeldRecords held_summaries_, held_stats_;
   static constexpr uint64_t kNoOrdinal = UINT64_MAX - 1;  // +1 is no track's
   uint64_t last_ordinal_ = UINT64_MAX;  // none yet (+1 wraps to the first, 0)
-  uint64_t track_records_ = 0;
   TrackPoolStats stats_;
-  std::thread thread_;  // last: starts once everything above exists
 };
 
 TrackPool::TrackPool(TrackPoolOptions options)
     : options_(std::move(options)), shared_(std::make_unique<Shared>()) {
   options_.threads = std::max(options_.threads, 1);
+}
+
+TrackPool::~TrackPool() = default;
+
+absl::Status TrackPool::Run(const std::vector<Track>& tracks, const ReadFn& read, const TickFn& tick) {
+  Shared& shared = *shared_;
+  shared.order.resize(tracks.size());
+  for (size_t i = 0; i < tracks.size(); ++i) shared.order[i] = i;
+  std::stable_sort(shared.order.begin(), shared.order.end(),
+                   [&](size_t a, size_t b) { return tracks[a].records > tracks[b].records; });
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  shared.running = options_.threads;
   for (int w = 0; w < options_.threads; ++w) {
-    workers_.push_back(std::make_unique<Worker>(options_, shared_.get(), w));
+    Worker* worker = workers.emplace_back(std::make_unique<Worker>(options_, &shared, w)).get();
+    threads.emplace_back([worker, &tracks, &read] { worker->Run(tracks, read); });
   }
-  batch_ = shared_->TakeBuffer();
-}
-
-TrackPool::~TrackPool() {
-  if (!finished_) Cancel(absl::CancelledError("track pool abandoned"));
-  for (auto& w : workers_) w->Join();
-}
-
-absl::Status TrackPool::Add(const SortRecord& r) {
-  if (shared_->failed.load(std::memory_order_relaxed)) return shared_->Error();
-  if (current_ && r.track != track_) Submit(/*last=*/true);
-  if (!current_) {
-    current_ = workers_.front().get();
-    for (auto& w : workers_) {
-      if (w->queued_records() < current_->queued_records()) current_ = w.get();
+  {
+    std::unique_lock<std::mutex> lock(shared.mu);
+    while (!shared.finished.wait_for(lock, std::chrono::milliseconds(100),
+                                     [&] { return shared.running == 0; })) {
+      lock.unlock();
+      absl::Status s = tick(shared.done.load(std::memory_order_relaxed));
+      lock.lock();
+      if (!s.ok() && shared.error.ok()) {
+        shared.error = std::move(s);
+        shared.failed.store(true);
+      }
     }
-    track_ = r.track;
-    ++ordinal_;
   }
-  batch_.push_back(r);
-  if (batch_.size() == kBatchRecords) Submit(/*last=*/false);
-  return absl::OkStatus();
-}
-
-void TrackPool::Submit(bool last) {
-  current_->Push(Batch{track_, ordinal_ - 1, last, std::move(batch_)});
-  batch_ = shared_->TakeBuffer();
-  if (last) current_ = nullptr;
-}
-
-void TrackPool::Cancel(absl::Status status) { shared_->Fail(std::move(status)); }
-
-absl::Status TrackPool::Finish() {
-  finished_ = true;
-  if (current_) Submit(/*last=*/true);
-  for (auto& w : workers_) w->Join();
-  for (auto& w : workers_) {
+  for (std::thread& t : threads) t.join();
+  for (auto& w : workers) {
     stats_.events += w->stats().events;
     stats_.tiles += w->stats().tiles;
     stats_.tile_bytes += w->stats().tile_bytes;
     stats_.stats_buckets += w->stats().stats_buckets;
     stats_.stats_bytes += w->stats().stats_bytes;
   }
-  return shared_->Error();
+  std::lock_guard<std::mutex> lock(shared.mu);
+  return shared.error;
 }
 
 }  // namespace tracetable

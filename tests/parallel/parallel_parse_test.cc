@@ -47,7 +47,8 @@ struct Built {
 };
 
 Built Build(const Scratch& dir, const std::vector<std::string>& inputs, int threads,
-            size_t run_bytes, bool strict = false) {
+            size_t run_bytes, bool strict = false, int tile_threads = 0,
+            uint64_t memory_budget = uint64_t{64} << 20) {
   Built out;
   absl::StatusOr<std::vector<InputFile>> files = ExpandInputs(inputs);
   if (!files.ok()) {
@@ -57,7 +58,8 @@ Built Build(const Scratch& dir, const std::vector<std::string>& inputs, int thre
   const std::string table = dir.Path(absl::StrCat("t", threads, "_", run_bytes, ".tracetable"));
   BuildOptions opts;
   opts.output = table;
-  opts.memory_budget = uint64_t{64} << 20;
+  opts.memory_budget = memory_budget;
+  opts.tile_threads = tile_threads;
   opts.overwrite = true;
   absl::StatusOr<std::unique_ptr<TableBuilder>> b = TableBuilder::Create(opts);
   if (!b.ok()) {
@@ -252,6 +254,32 @@ TEST(ParallelParse, SharedTraces) {
   }
   // Several inputs (hosts) of one table.
   ExpectSame(Build(dir, traces, 1, 0), Build(dir, traces, 3, 65536), "all shared traces as one table");
+}
+
+// Tiles built by any number of workers, each taking tracks biggest first
+// (store/track_pool.h), and read from the main sorter's spilled runs (a
+// budget of 64 KiB holds 1,024 records) instead of memory: the same table.
+TEST(ParallelTiles, AnyWorkerCountAndSpilledRunsGiveTheSameTable) {
+  Scratch dir;
+  for (uint32_t seed = 31; seed <= 33; ++seed) {
+    const std::string path = dir.Path(absl::StrCat("tiles", seed, ".json"));
+    Write(path, RandomTrace(seed, 6000));
+    const Built one = Build(dir, {path}, 1, 0, false, 1);
+    ASSERT_TRUE(one.status.ok()) << one.status;
+    ASSERT_GT(one.meta.num_events(), 5000u);
+    for (int tile_threads : {2, 3, 5}) {
+      ExpectSame(one, Build(dir, {path}, 1, 0, false, tile_threads),
+                 absl::StrCat(path, " tile threads ", tile_threads));
+    }
+    for (int tile_threads : {1, 2}) {
+      ExpectSame(one, Build(dir, {path}, 2, 0, false, tile_threads, 64 << 10),
+                 absl::StrCat(path, " spilled, tile threads ", tile_threads));
+    }
+  }
+  const std::vector<std::string> traces = testing::SharedTraces();
+  if (traces.empty()) GTEST_SKIP() << "no shared traces at " << TRACETABLE_SHARED_TRACES;
+  ExpectSame(Build(dir, traces, 1, 0, false, 1), Build(dir, traces, 1, 0, false, 3),
+             "all shared traces as one table, 1 and 3 tile threads");
 }
 
 // Damage anywhere: a stray quote, a lost byte, bad UTF-8, a bad time, the

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -109,6 +110,62 @@ TEST(ExternalSorter, SortRecordsInTrackTimeOrder) {
     const std::vector<SortRecord> got = SortedBy(in, max_records, LessFn<TrackTimeLess>{}, &runs);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].id, want[i].id) << i << " of " << max_records;
+  }
+}
+
+// Grouped reading: every group (track) read on its own, from the buffer's
+// halves and from spilled runs (one, two and many sources per group, read
+// through buffers smaller than a slice), gives that group's records in the
+// sorted order, and groups read at once on two threads, last first, give
+// the same. A group's count is its records'.
+TEST(ExternalSorter, GroupsReadAloneGiveEachTracksRecordsInOrder) {
+  std::mt19937 rng(5);
+  std::vector<SortRecord> in(120000);
+  for (size_t i = 0; i < in.size(); ++i) {
+    // Track 0 holds half the records; tracks 1-40 share the rest; track
+    // 1000 only appears at the end (in the last run or the buffer).
+    in[i].track = i + 300 >= in.size() ? 1000 : rng() % 2 ? 0 : 1 + rng() % 40;
+    in[i].ts = rng() % 5000;
+    in[i].id = i + 1;
+  }
+  std::vector<SortRecord> want = in;
+  std::sort(want.begin(), want.end(), TrackTimeLess);
+  for (size_t max_records : {size_t{1} << 20, size_t{50000}, size_t{7000}}) {
+    SCOPED_TRACE(max_records);
+    using Sorter = ExternalSorter<SortRecord, TrackTimeOrder>;
+    Sorter sorter(Prefix("groups"), TrackTimeOrder{}, max_records);
+    for (const SortRecord& r : in) ASSERT_TRUE(sorter.Add(r).ok());
+    EXPECT_EQ(sorter.runs() > 0, max_records < in.size());
+    absl::StatusOr<std::vector<Sorter::Group>> groups = sorter.SortGroups();
+    ASSERT_TRUE(groups.ok()) << groups.status();
+    ASSERT_EQ(groups->size(), 42u);
+    auto read = [&](const Sorter::Group& g) {
+      std::vector<SortRecord> got;
+      EXPECT_TRUE(sorter.ReadGroup(g, 1000, [&](absl::Span<const SortRecord> span) {
+                          got.insert(got.end(), span.begin(), span.end());
+                          return absl::OkStatus();
+                        }).ok());
+      return got;
+    };
+    std::vector<std::vector<SortRecord>> by_group(groups->size());
+    std::thread other([&] {
+      for (size_t i = groups->size(); i-- > groups->size() / 2;) by_group[i] = read((*groups)[i]);
+    });
+    for (size_t i = 0; i < groups->size() / 2; ++i) by_group[i] = read((*groups)[i]);
+    other.join();
+    size_t at = 0;
+    for (size_t i = 0; i < groups->size(); ++i) {
+      EXPECT_EQ(by_group[i].size(), (*groups)[i].records);
+      for (const SortRecord& r : by_group[i]) {
+        ASSERT_LT(at, want.size());
+        EXPECT_EQ(r.track, (*groups)[i].key);
+        ASSERT_EQ(r.id, want[at].id) << "record " << at << " of group " << i;
+        ++at;
+      }
+    }
+    EXPECT_EQ(at, want.size());
+    sorter.Clear();
+    EXPECT_EQ(sorter.size(), 0u);
   }
 }
 
