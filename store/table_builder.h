@@ -195,7 +195,9 @@ class TableBuilder : public EventSink {
   // Runs on a thread of its own beside the flow index and WriteStrings
   // (Finish): writes through a batch of its own, touches nothing else.
   absl::Status WriteSearchIndex(proto::SearchIndexInfo* info);
-  absl::Status WriteStrings();
+  // Runs on a thread of its own too (Finish): reads strings_, writes
+  // through a writer of its own, gives the count of chunks it wrote.
+  absl::Status WriteStrings(uint32_t* chunks);
   // Resources, then the metadata last.
   absl::Status WriteTables();
   absl::Status MergeArgs(uint64_t into, uint64_t from);
