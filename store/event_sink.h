@@ -41,6 +41,10 @@ class EventSink {
   // Returns the id of `s` in the table's string table (0 for "").
   virtual uint32_t Intern(std::string_view s) = 0;
 
+  // Intern for strings seldom seen twice (flow and async ids: millions in a
+  // Kineto trace): the same id, but a sink may keep no cache entry for it.
+  virtual uint32_t InternId(std::string_view s) { return Intern(s); }
+
   // A hint that Intern(s) may come soon: a sink whose lookup misses the
   // cache may start loading what it will touch. Changes no answer; may be
   // wrong or ignored.

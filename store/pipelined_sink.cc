@@ -71,7 +71,7 @@ void ProducerSink::BeginInput(std::string_view path, std::string_view host) {
 uint32_t ProducerSink::Intern(std::string_view s) {
   auto it = strings_.find(s);
   if (it != strings_.end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(strings_.size());
+  const uint32_t id = next_string_++;
   std::string_view stored;
   const uint32_t shared = queue_->strings()->Intern(s, &stored);
   strings_.emplace(stored, id);
@@ -83,6 +83,15 @@ uint32_t ProducerSink::Intern(std::string_view s) {
   }
   // The consumer learns ids in order.
   Push(Op::kString).number = shared;
+  return id;
+}
+
+// Not cached: a map entry per flow id would cost more (a lookup that
+// misses, an insert, growth) than the one more op per repeat this costs.
+uint32_t ProducerSink::InternId(std::string_view s) {
+  if (s.empty()) return 0;
+  const uint32_t id = next_string_++;
+  Push(Op::kString).number = queue_->strings()->Intern(s);
   return id;
 }
 

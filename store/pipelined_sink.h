@@ -97,6 +97,7 @@ class ProducerSink : public EventSink {
 
   void BeginInput(std::string_view path, std::string_view host) override;
   uint32_t Intern(std::string_view s) override;
+  uint32_t InternId(std::string_view s) override;
   void PrefetchIntern(std::string_view s) override;
   absl::StatusOr<int64_t> ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) override;
   uint32_t ThreadTrack(IdToken pid, IdToken tid) override;
@@ -137,6 +138,7 @@ class ProducerSink : public EventSink {
   // bytes are charged to the shared table (see its bytes()).
   absl::flat_hash_map<std::string_view, uint32_t, TextHash> strings_;
   size_t strings_bytes_ = 0;  // last charged size of strings_
+  uint32_t next_string_ = 1;  // this producer's next string id ("" is 0)
   absl::flat_hash_map<std::string, uint32_t> tracks_;
   uint32_t next_track_ = 0;
 };

@@ -218,7 +218,7 @@ absl::Status EventParser::EmitOnThread(const RawEvent& ev, EventKind kind,
   if (kind == EventKind::kBegin && (ev.flow_in || ev.flow_out)) {
     // Flow v2 binding points may sit on B as well as on X events.
     std::string_view id = ev.has_bind_id ? ev.bind_id : ev.id;
-    uint32_t fid = sink_->Intern(id);
+    uint32_t fid = sink_->InternId(id);
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
@@ -248,7 +248,7 @@ absl::Status EventParser::EmitSlice(const RawEvent& ev) {
   e.args_json = ArgsJson(ev);
   if (ev.flow_in || ev.flow_out) {
     std::string_view id = ev.has_bind_id ? ev.bind_id : ev.id;
-    uint32_t fid = sink_->Intern(id);
+    uint32_t fid = sink_->InternId(id);
     if (ev.flow_in) e.flow_in = fid;
     if (ev.flow_out) e.flow_out = fid;
   }
@@ -391,7 +391,7 @@ absl::Status EventParser::EmitFlow(const RawEvent& ev, EventKind kind) {
   const uint32_t flags = ev.bp == "e" ? uint32_t{kFlagBindEnclosing} : 0u;
   absl::StatusOr<Event> e = ThreadEvent(ev, kind, flags);
   if (!e.ok()) return e.status();
-  e->flow_id = sink_->Intern(key_buf_);
+  e->flow_id = sink_->InternId(key_buf_);
   absl::Status s = Add(*e);
   if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);
   return s;
@@ -417,7 +417,7 @@ absl::Status EventParser::EmitAsync(const RawEvent& ev, EventKind kind,
   e.ts = *ts;
   e.name = strings_.Intern(ev.name);
   e.cat = strings_.Intern(ev.cat);
-  e.flow_id = sink_->Intern(key_buf_);
+  e.flow_id = sink_->InternId(key_buf_);
   e.args_json = ArgsJson(ev);
   absl::Status s = Add(e);
   if (s.ok() && (ev.tts.present || ev.tdur.present)) sink_->CountSkipped(kThreadTimeNotStored);

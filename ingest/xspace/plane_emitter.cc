@@ -326,7 +326,7 @@ absl::Status PlaneEmitter::EmitFlow(const Event& slice, uint64_t flow) {
   if (inserted) it->second = sink_->Intern(absl::StrCat("xspace.flow.", category));
   e.cat = it->second;
   e.flags = kFlagBindEnclosing;
-  e.flow_id = sink_->Intern(absl::StrCat(id));
+  e.flow_id = sink_->InternId(absl::StrCat(id));
   return sink_->Add(e);
 }
 
