@@ -28,8 +28,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <queue>
 #include <string>
 #include <thread>
@@ -56,30 +56,6 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 inline absl::Status IoError(const std::string& what, const std::string& path) {
   return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
-
-// Reads one run sequentially through a fixed buffer.
-template <typename Record>
-class RunReader {
- public:
-  RunReader(File file, size_t buffer_records)
-      : file_(std::move(file)), buffer_(std::max<size_t>(buffer_records, 1)) {}
-  // False at end of run.
-  bool Next(Record* out) {
-    if (pos_ == len_) {
-      len_ = std::fread(buffer_.data(), sizeof(Record), buffer_.size(), file_.get());
-      pos_ = 0;
-      if (len_ == 0) return false;
-    }
-    *out = buffer_[pos_++];
-    return true;
-  }
-  bool failed() const { return std::ferror(file_.get()) != 0; }
-
- private:
-  File file_;
-  std::vector<Record> buffer_;
-  size_t pos_ = 0, len_ = 0;
-};
 
 // Asks for transparent huge pages on a large buffer: filling it then takes
 // one page fault per 2 MiB instead of per 4 KiB (faults were a sixth of
@@ -315,9 +291,9 @@ class ExternalSorter {
       if (!f) return IoError("cannot create spill file", path);
       runs_.push_back(path);
       const size_t n = last - first;
+      run_sizes_.push_back(n);
       if constexpr (sorter_internal::GroupedOrder<Less, Record>) {
         run_groups_.push_back(GroupStarts<Less>(buffer_.data() + first, buffer_.data() + last));
-        run_sizes_.push_back(n);
       }
       if (std::fwrite(buffer_.data() + first, sizeof(Record), n, f.get()) != n ||
           std::fflush(f.get()) != 0) {
@@ -334,48 +310,25 @@ class ExternalSorter {
   // filled again.
   template <typename Fn>
   absl::Status Merge(size_t read_budget, Fn&& fn) {
-    using namespace sorter_internal;
-    const size_t mid = SortHalves(&buffer_, less_);
-    if (runs_.empty()) return MergeHalves(mid, fn);
-    std::vector<std::unique_ptr<RunReader<Record>>> readers;
-    if (!runs_.empty()) {
-      const size_t per_run =
-          std::clamp<size_t>(read_budget / (runs_.size() * sizeof(Record)), 1024, 1 << 16);
-      for (const std::string& path : runs_) {
-        File f(std::fopen(path.c_str(), "rb"));
-        if (!f) return IoError("cannot reopen spill file", path);
-        readers.push_back(std::make_unique<RunReader<Record>>(std::move(f), per_run));
-      }
-    }
+    using Cursor = sorter_internal::SliceCursor<Record>;
+    mid_ = sorter_internal::SortHalves(&buffer_, less_);
+    if (absl::Status s = OpenRuns(); !s.ok()) return s;
     // Sources: the runs, then the buffer's two sorted halves.
-    const size_t nruns = readers.size();
-    size_t pos[2] = {0, mid};
-    const size_t end[2] = {mid, buffer_.size()};
-    struct Head {
-      Record rec;
-      size_t source;
-    };
-    auto greater = [this](const Head& a, const Head& b) { return less_(b.rec, a.rec); };
-    std::priority_queue<Head, std::vector<Head>, decltype(greater)> heap(greater);
-    auto advance = [&](size_t source) {
-      if (source >= nruns) {
-        const size_t h = source - nruns;
-        if (pos[h] < end[h]) heap.push({buffer_[pos[h]++], source});
-        return;
+    std::vector<Cursor> cursors;
+    const size_t per_run = std::clamp<size_t>(read_budget / (std::max<size_t>(runs_.size(), 1) * sizeof(Record)), 1024, 1 << 16);
+    for (size_t r = 0; r < runs_.size(); ++r) cursors.emplace_back(fds_[r], 0, run_sizes_[r], per_run);
+    cursors.emplace_back(buffer_.data(), buffer_.data() + mid_);
+    cursors.emplace_back(buffer_.data() + mid_, buffer_.data() + buffer_.size());
+    absl::Status st = MergeCursors(cursors, [&](absl::Span<const Record> span) -> absl::Status {
+      for (const Record& r : span) {
+        if (absl::Status s = fn(r); !s.ok()) return s;
       }
-      Record r;
-      if (readers[source]->Next(&r)) heap.push({r, source});
-    };
-    for (size_t s = 0; s < nruns + 2; ++s) advance(s);
-    while (!heap.empty()) {
-      Head h = heap.top();
-      heap.pop();
-      if (absl::Status s = fn(h.rec); !s.ok()) return s;
-      advance(h.source);
+      return absl::OkStatus();
+    });
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      if (cursors[r].failed()) return sorter_internal::IoError("cannot read spill file", runs_[r]);
     }
-    for (size_t s = 0; s < nruns; ++s) {
-      if (readers[s]->failed()) return IoError("cannot read spill file", runs_[s]);
-    }
+    if (!st.ok()) return st;
     Clear();
     return absl::OkStatus();
   }
@@ -411,12 +364,8 @@ class ExternalSorter {
         g.slices.push_back(Slice{source, starts[i].second, end});
       }
     };
-    for (size_t r = 0; r < runs_.size(); ++r) {
-      const int fd = ::open(runs_[r].c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return IoError("cannot reopen spill file", runs_[r]);
-      fds_.push_back(fd);
-      add(r, run_groups_[r], run_sizes_[r]);
-    }
+    if (absl::Status s = OpenRuns(); !s.ok()) return s;
+    for (size_t r = 0; r < runs_.size(); ++r) add(r, run_groups_[r], run_sizes_[r]);
     const Record* data = buffer_.data();
     add(runs_.size(), GroupStarts<Less>(data, data + mid_), mid_);
     add(runs_.size() + 1, GroupStarts<Less>(data + mid_, data + buffer_.size()), buffer_.size() - mid_);
@@ -464,28 +413,20 @@ class ExternalSorter {
   }
 
  private:
-  // Everything fit in memory: a plain two-way merge of the buffer's halves
-  // (most ingests; the heap below costs several comparisons per record).
-  template <typename Fn>
-  absl::Status MergeHalves(size_t mid, Fn& fn) {
-    const Record* a = buffer_.data();
-    const Record* a_end = a + mid;
-    const Record* b = a_end;
-    const Record* b_end = buffer_.data() + buffer_.size();
-    while (a != a_end || b != b_end) {
-      // Ties go to the first half, as the heap's order of sources does.
-      const bool take_b = a == a_end || (b != b_end && less_(*b, *a));
-      if (absl::Status s = fn(take_b ? *b++ : *a++); !s.ok()) return s;
+  // Opens the spilled runs for reading (with pread: any thread, any order).
+  absl::Status OpenRuns() {
+    for (size_t r = fds_.size(); r < runs_.size(); ++r) {
+      const int fd = ::open(runs_[r].c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return sorter_internal::IoError("cannot reopen spill file", runs_[r]);
+      fds_.push_back(fd);
     }
-    spilled_ = 0;
-    buffer_.clear();
     return absl::OkStatus();
   }
 
   // Merges the cursors' records into spans for fn: one cursor's are passed
   // as they lie, two are merged pairwise, more through a heap.
   template <typename Cursor, typename Fn>
-  absl::Status MergeCursors(std::vector<Cursor>& cursors, Fn& fn) const {
+  absl::Status MergeCursors(std::vector<Cursor>& cursors, Fn&& fn) const {
     constexpr size_t kBatch = 1024;
     std::array<Record, kBatch> batch;
     size_t n = 0;
@@ -543,9 +484,9 @@ class ExternalSorter {
   std::vector<Record> buffer_;
   std::vector<std::string> runs_;
   uint64_t spilled_ = 0;
-  // For grouped orders: where each run's groups start, and its records.
+  std::vector<uint64_t> run_sizes_;  // records of each run
+  // For grouped orders: where each run's groups start.
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> run_groups_;
-  std::vector<uint64_t> run_sizes_;
   std::vector<int> fds_;  // the runs, open while groups are read
   size_t mid_ = 0;        // where the buffer's second sorted half starts
 };
