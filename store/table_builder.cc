@@ -345,8 +345,8 @@ absl::Status TableBuilder::Add(const Event& e) {
   r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
   if (absl::Status s = TakeId(&r); !s.ok()) return s;
   events_added_.store(r.id, std::memory_order_relaxed);
-  if ((r.id & 0xFFFF) == 0 && options_.stop && options_.stop->load(std::memory_order_relaxed)) {
-    return absl::CancelledError("interrupted");
+  if ((r.id & 0xFFFF) == 0) {
+    if (absl::Status s = Stopped(); !s.ok()) return s;
   }
   r.name = e.name;
   if (r.name >= name_events_.size()) name_events_.resize(r.name + 1);
@@ -558,11 +558,16 @@ absl::Status TableBuilder::FlushMergedArgs() {
   return w->Close();
 }
 
-absl::Status TableBuilder::Tick(uint64_t* done, uint64_t total, std::string_view stage) {
-  if ((++*done & 0xFFFF) != 0) return absl::OkStatus();
+absl::Status TableBuilder::Stopped() const {
   if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
     return absl::CancelledError("interrupted");
   }
+  return absl::OkStatus();
+}
+
+absl::Status TableBuilder::Tick(uint64_t* done, uint64_t total, std::string_view stage) {
+  if ((++*done & 0xFFFF) != 0) return absl::OkStatus();
+  if (absl::Status s = Stopped(); !s.ok()) return s;
   if ((*done & 0xFFFFF) == 0) Progress(stage, double(*done) / std::max<uint64_t>(total, 1));
   return absl::OkStatus();
 }
@@ -760,9 +765,7 @@ absl::Status TableBuilder::WriteTiles() {
         return main_->ReadGroup((*groups)[index], buffer_records, emit);
       },
       [&](uint64_t done) {
-        if (options_.stop && options_.stop->load(std::memory_order_relaxed)) {
-          return absl::CancelledError("interrupted");
-        }
+        if (absl::Status s = Stopped(); !s.ok()) return s;
         // Progress about once a second.
         if (++ticked % 10 == 0) Progress("writing tiles", double(done) / total);
         return absl::OkStatus();

@@ -202,7 +202,9 @@ class TableBuilder : public EventSink {
   absl::Status WriteTables();
   absl::Status MergeArgs(uint64_t into, uint64_t from);
   void Progress(std::string_view stage, double fraction);
-  // Progress every 2^20 records; CancelledError once options.stop is set.
+  // CancelledError once options.stop is set.
+  absl::Status Stopped() const;
+  // Progress every 2^20 records; Stopped() every 2^16.
   absl::Status Tick(uint64_t* done, uint64_t total, std::string_view stage);
 
   BuildOptions options_;
