@@ -19,9 +19,12 @@ TEST(SharedStrings, ThreadsAgreeOnIdsAndTexts) {
   EXPECT_EQ(strings.Intern(""), 0u);
   constexpr int kThreads = 4, kTexts = 19997;  // prime: each thread's order below visits every text
   // Every thread interns every text, each in its own order, twice; short
-  // (inline) and long (heap) texts.
+  // (inline), long (heap) and decimal texts (interned by value).
   std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kTexts));
-  auto text = [](int i) { return i % 3 == 0 ? absl::StrCat("long text number ", i, " past any inline buffer") : absl::StrCat("n", i); };
+  auto text = [](int i) {
+    if (i % 3 == 0) return absl::StrCat("long text number ", i, " past any inline buffer");
+    return i % 3 == 1 ? absl::StrCat(uint64_t{2654435761} * i) : absl::StrCat("n", i);
+  };
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -45,6 +48,28 @@ TEST(SharedStrings, ThreadsAgreeOnIdsAndTexts) {
   }
   EXPECT_EQ(distinct.size(), static_cast<size_t>(kTexts));
   EXPECT_EQ(strings.Text(0), "");
+}
+
+// Decimal texts are found by their value: texts that differ only in how
+// they spell a number (leading zeros, signs, spaces, exponents, past
+// uint64) are still different strings, and each keeps its own text.
+TEST(SharedStrings, DecimalTextsAreFoundByValueYetStayTexts) {
+  SharedStrings strings;
+  const std::vector<std::string> texts = {
+      "0", "00", "007", "7", "-7", "+7", "7.0", "1e3", "1000", " 7", "7 ", "x7",
+      "9999999999999999999", "18446744073709551615", "18446744073709551616", "99999999999999999999",
+      "01", "1", "10", "305478"};
+  std::vector<uint32_t> ids;
+  for (const std::string& t : texts) ids.push_back(strings.Intern(t));
+  EXPECT_EQ(std::set<uint32_t>(ids.begin(), ids.end()).size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::string_view stored;
+    EXPECT_EQ(strings.Intern(std::string(texts[i]), &stored), ids[i]) << texts[i];
+    EXPECT_EQ(stored, texts[i]);
+    EXPECT_EQ(strings.Text(ids[i]), texts[i]);
+    EXPECT_NE(ids[i], 0u);
+  }
+  EXPECT_EQ(strings.Intern(""), 0u);
 }
 
 // Texts live in 64 KiB blocks: one longer than a block gets its own, and
