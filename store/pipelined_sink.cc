@@ -351,7 +351,10 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
   for (size_t i = 0; i < batch.used; ++i) {
     // The ops were written on another core: fetch ahead what the builder
     // reads next, the op itself and the text of its arguments.
-    if (i + 16 < batch.used) __builtin_prefetch(&batch.ops[i + 16]);
+    if (i + 16 < batch.used) {
+      const char* ahead = reinterpret_cast<const char*>(&batch.ops[i + 16]);
+      for (size_t at = 0; at < sizeof(Op); at += 64) __builtin_prefetch(ahead + at);
+    }
     if (i + 8 < batch.used) {
       const std::string& next = batch.ops[i + 8].c;
       for (size_t at = 0; at < next.size() && at < 256; at += 64) __builtin_prefetch(next.data() + at);
