@@ -18,6 +18,14 @@ using pipeline::Op;
 // partly filled, cost little beyond their text.
 constexpr size_t kBatchOps = 4096;
 
+// Asks for the cache lines of [p, p + bytes): ops cross between cores, so
+// each side fetches ahead what it touches next (for writing, or reading).
+template <bool kWrite>
+void FetchLines(const void* p, size_t bytes) {
+  const char* at = static_cast<const char*>(p);
+  for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(at + i, kWrite);
+}
+
 }  // namespace
 
 ProducerSink::ProducerSink(PipelineQueue* queue, InputClock* clock)
@@ -36,12 +44,11 @@ Op& ProducerSink::Push(Op::Type type) {
   if (batch_->used == batch_->ops.size()) batch_->ops.emplace_back();
   Op& op = batch_->ops[batch_->used++];
   // A recycled batch's ops were last written on the building thread's
-  // core: ask for the lines of an op a few ahead, for writing.
-  if (batch_->used + 4 < batch_->ops.size()) {
-    const char* ahead = reinterpret_cast<const char*>(&batch_->ops[batch_->used + 4]);
-    for (size_t at = 0; at < sizeof(Op); at += 64) __builtin_prefetch(ahead + at, 1);
-    __builtin_prefetch(batch_->ops[batch_->used + 4].c.data(), 1);
-  }
+  // core: the op 8 ahead, then the argument buffer of the op 4 ahead (whose
+  // own lines, holding that buffer's address, were asked for 4 ops ago).
+  const size_t n = batch_->ops.size();
+  if (batch_->used + 8 < n) FetchLines<true>(&batch_->ops[batch_->used + 8], sizeof(Op));
+  if (batch_->used + 4 < n) FetchLines<true>(batch_->ops[batch_->used + 4].c.data(), 1);
   op.type = type;
   op.pid_number = op.tid_number = true;
   op.number = 0;
@@ -358,13 +365,10 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
   for (size_t i = 0; i < batch.used; ++i) {
     // The ops were written on another core: fetch ahead what the builder
     // reads next, the op itself and the text of its arguments.
-    if (i + 16 < batch.used) {
-      const char* ahead = reinterpret_cast<const char*>(&batch.ops[i + 16]);
-      for (size_t at = 0; at < sizeof(Op); at += 64) __builtin_prefetch(ahead + at);
-    }
+    if (i + 16 < batch.used) FetchLines<false>(&batch.ops[i + 16], sizeof(Op));
     if (i + 8 < batch.used) {
       const std::string& next = batch.ops[i + 8].c;
-      for (size_t at = 0; at < next.size() && at < 256; at += 64) __builtin_prefetch(next.data() + at);
+      FetchLines<false>(next.data(), std::min<size_t>(next.size(), 256));
     }
     Op& op = batch.ops[i];
     const IdToken pid{op.a, op.pid_number};
