@@ -43,7 +43,9 @@ using Clock = std::chrono::steady_clock;
 // glibc's sliding mmap threshold, so it is pinned at 32 MiB, where the
 // sliding one stops. The cost is RSS (+20 to +125 MiB at the default budget;
 // docs/performance.md, s30), so a budget under 512 MiB, which asks for
-// memory over speed, keeps glibc's defaults.
+// memory over speed, keeps glibc's defaults, and so do runs of shards,
+// whose builders share one process and multiply the heaps (4 jobs: +200
+// MiB).
 void KeepIngestHeapWarm(uint64_t memory_budget) {
   if (memory_budget < (512ull << 20)) return;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -256,7 +258,6 @@ int IngestMain(int argc, char** argv) {
   absl::StatusOr<uint64_t> budget_bytes = ParseSize(budget);
   if (!budget_bytes.ok()) return Fail("ingest", budget_bytes.status().message());
   if (*budget_bytes < (16ull << 20)) return Fail("ingest", "--memory-budget must be at least 16M");
-  KeepIngestHeapWarm(*budget_bytes);
   if (threads < 0) return Fail("ingest", "--threads must be 0 (one per core) or more");
   const int tile_threads = threads;  // 0: the builder's default
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -285,6 +286,7 @@ int IngestMain(int argc, char** argv) {
     return IngestRunOrShard(inputs, *files, output, run_flags, so);
   }
   if (!run_flags.host.empty()) return Fail("ingest", "--host names the input of --shard-of");
+  KeepIngestHeapWarm(*budget_bytes);
 
   ProgressLine progress(!vm.count("quiet") && isatty(STDERR_FILENO));
   BuildOptions bo;
