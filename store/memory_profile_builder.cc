@@ -200,6 +200,9 @@ absl::Status MemoryProfileBuilder::Observe(const Event& e, uint64_t event_id, ui
     r.data_type = intern("data_type");
     r.region = intern("region_type");
   }
+  if (counts_.size() <= r.memory_id) counts_.resize(r.memory_id + 1);
+  ++counts_[r.memory_id].events;
+  counts_[r.memory_id].allocations += r.op == 1;
   return records_->Add(r);
 }
 
@@ -238,8 +241,11 @@ void AppendInterval(const Interval& a, proto::MemorySegment* s) {
 class IdDeriver {
  public:
   IdDeriver(uint32_t index, proto::MemoryId* id, EventSink* sink,
-            const MemoryProfileBuilder::Output& out)
-      : index_(index), id_(id), sink_(sink), out_(out) {}
+            const MemoryProfileBuilder::Output& out, uint64_t events, uint64_t allocations)
+      : index_(index), id_(id), sink_(sink), out_(out) {
+    events_.reserve(events);
+    allocs_.reserve(allocations);
+  }
 
   absl::Status Add(const MemoryRecord& r) {
     const uint64_t seq = id_->events();
@@ -440,7 +446,9 @@ absl::Status MemoryProfileBuilder::Finish(size_t read_budget, EventSink* sink, c
         if (absl::Status s = current->Finish(); !s.ok()) return s;
       }
       current_id = r.memory_id;
-      current = std::make_unique<IdDeriver>(current_id, profile->mutable_ids(current_id), sink, out);
+      const IdCounts n = current_id < counts_.size() ? counts_[current_id] : IdCounts{};
+      current = std::make_unique<IdDeriver>(current_id, profile->mutable_ids(current_id), sink, out,
+                                            n.events, n.allocations);
     }
     return current->Add(r);
   });

@@ -102,6 +102,13 @@ class MemoryProfileBuilder {
   uint32_t kineto_name_ = 0, alloc_name_ = 0, free_name_ = 0;
   std::unique_ptr<ExternalSorter<MemoryRecord>> records_;
   proto::MemoryProfile ids_;  // ids and their identity; the rest is filled at Finish
+  // Records per ID, so that Finish sizes an ID's tables once instead of
+  // growing them by doubling (625k allocations on one Kineto 10M device:
+  // ~60 MB copied and touched twice).
+  struct IdCounts {
+    uint64_t events = 0, allocations = 0;
+  };
+  std::vector<IdCounts> counts_;
   absl::flat_hash_map<std::string, uint32_t> id_index_;
 };
 
