@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <cctype>
+#include <climits>
 #include <filesystem>
 #include <iostream>
 
@@ -44,6 +45,29 @@ std::optional<int> ParseCommandLine(std::string_view command, int argc, char** a
 void KeepFreedMemoryForReuse() {
   mallopt(M_MMAP_THRESHOLD, 512 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+// A thread's malloc arena is a heap that glibc makes writable, and advises
+// for huge pages (main.cc), as far as its first allocation and the top pad
+// reach; what the heap grows into later gets 4 KiB pages, and what a free
+// leaves at its top past the trim threshold is given back and faulted in
+// again. The parse threads' strings and id maps and the tile workers'
+// per-track vectors live in such heaps: at 2 threads a gen 10M ingest took
+// 38k page faults (2k with this), held ~60 MB in 4 KiB pages (13 MB), and
+// spent 16% more CPU, user time included (TLB misses). So every heap starts
+// at its full 64 MiB (the top pad) and is never trimmed: an ingest is one
+// process that ends when its table is written. Setting these turns off
+// glibc's sliding mmap threshold, so it is pinned at 32 MiB, where the
+// sliding one stops. The cost is RSS (+20 to +125 MiB at the default budget;
+// docs/performance.md, s30), so a budget under 512 MiB, which asks for
+// memory over speed, keeps glibc's defaults, and so do runs of shards,
+// whose builders share one process and multiply the heaps (4 jobs: +200
+// MiB).
+void KeepIngestHeapWarm(uint64_t memory_budget) {
+  if (memory_budget < (512ull << 20)) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
 absl::StatusOr<uint64_t> ParseSize(const std::string& text) {

@@ -40,6 +40,13 @@ std::optional<int> ParseCommandLine(std::string_view command, int argc, char** a
 // zoomed-out query's time otherwise).
 void KeepFreedMemoryForReuse();
 
+// For a single-table ingest with a budget of at least 512 MiB (a no-op
+// below): thread heaps start at their full 64 MiB and are never trimmed, so
+// they stay in huge pages and are not faulted in again (gen 10M at two
+// threads: 38k -> 2k page faults, 16% less CPU). Costs RSS. Call before any
+// thread starts.
+void KeepIngestHeapWarm(uint64_t memory_budget);
+
 // Each subcommand: argv without the program name's subcommand word.
 int IngestMain(int argc, char** argv);
 int InfoMain(int argc, char** argv);
