@@ -21,8 +21,11 @@
 //    through `Output::add_counter`, writes the segments (keys "Y") through
 //    `Output::put`, and fills proto::MemoryProfile.
 //  - Memory: raw records go through an external sorter (bounded by
-//    `max_records`); Finish holds one memory ID's allocations (~100 bytes
-//    each) and events (16 bytes each) at a time.
+//    `max_records`), and so do the frees while Finish pairs them; the
+//    in-use curve and the allocations wait in files until their segments
+//    are written. Finish holds one segment and the allocations live at
+//    once, whatever the number of events. Spill files are named from
+//    `spill_prefix`.
 #ifndef TRACETABLE_STORE_MEMORY_PROFILE_BUILDER_H_
 #define TRACETABLE_STORE_MEMORY_PROFILE_BUILDER_H_
 
@@ -100,15 +103,10 @@ class MemoryProfileBuilder {
                  std::string_view source);
 
   uint32_t kineto_name_ = 0, alloc_name_ = 0, free_name_ = 0;
+  std::string spill_prefix_;
+  size_t max_records_;
   std::unique_ptr<ExternalSorter<MemoryRecord>> records_;
   proto::MemoryProfile ids_;  // ids and their identity; the rest is filled at Finish
-  // Records per ID, so that Finish sizes an ID's tables once instead of
-  // growing them by doubling (625k allocations on one Kineto 10M device:
-  // ~60 MB copied and touched twice).
-  struct IdCounts {
-    uint64_t events = 0, allocations = 0;
-  };
-  std::vector<IdCounts> counts_;
   absl::flat_hash_map<std::string, uint32_t> id_index_;
 };
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -60,23 +61,26 @@ struct State {
   std::vector<Live> live;  // largest first, ties in allocation order
 };
 
-// The brute force: one memory ID's events in (ts, input order).
+// The brute force: one memory ID's events in (ts, input order). States are
+// replayed from the start when asked for, so long traces stay cheap.
 struct Reference {
+  std::vector<Raw> events;                          // in (ts, input order)
   std::vector<std::pair<__int128, int64_t>> curve;  // after each event
-  std::vector<State> states;                        // after each event
   size_t peak = 0;                                  // index of the first maximum
   uint64_t frees_without_alloc = 0, never_freed = 0;
 };
 
-Reference Compute(std::vector<Raw> ev) {
-  std::stable_sort(ev.begin(), ev.end(), [](const Raw& a, const Raw& b) { return a.ts < b.ts; });
-  Reference r;
+// The state after the first n events; with `r`, also fills its curve, peak
+// and unpaired counts.
+State Replay(const std::vector<Raw>& ev, size_t n, Reference* r = nullptr) {
   std::vector<Live> allocs;
   std::vector<bool> live;
   std::map<uint64_t, std::vector<size_t>> open;
   int64_t in_use = 0;
-  for (const Raw& e : ev) {
+  for (size_t k = 0; k < n; ++k) {
+    const Raw& e = ev[k];
     int64_t size = e.bytes < 0 ? 0 : e.bytes;
+    bool unpaired = false;
     if (e.op == 1) {
       allocs.push_back({size, e.addr, e.ts, allocs.size(), e.tf_op, e.shape, e.data_type});
       live.push_back(true);
@@ -88,34 +92,43 @@ Reference Compute(std::vector<Raw> ev) {
         if (e.bytes < 0) size = allocs[it->second.back()].bytes;
         it->second.pop_back();
       } else {
-        ++r.frees_without_alloc;
+        unpaired = true;
       }
     } else if (e.op == 2) {
-      ++r.frees_without_alloc;
+      unpaired = true;
     }
     in_use = e.has_total ? e.total : in_use + (e.op == 1 ? size : e.op == 2 ? -size : 0);
-    r.curve.push_back({e.ts, in_use});
-    State s;
-    s.ts = e.ts;
-    s.in_use = in_use;
-    for (size_t i = 0; i < allocs.size(); ++i) {
-      if (live[i]) s.live.push_back(allocs[i]);
+    if (r) {
+      r->frees_without_alloc += unpaired;
+      if (r->curve.empty() || in_use > r->curve[r->peak].second) r->peak = r->curve.size();
+      r->curve.push_back({e.ts, in_use});
     }
-    std::stable_sort(s.live.begin(), s.live.end(), [](const Live& a, const Live& b) { return a.bytes > b.bytes; });
-    if (r.states.empty() || in_use > r.states[r.peak].in_use) r.peak = r.states.size();
-    r.states.push_back(std::move(s));
   }
-  r.never_freed = static_cast<uint64_t>(std::count(live.begin(), live.end(), true));
+  if (r) r->never_freed = static_cast<uint64_t>(std::count(live.begin(), live.end(), true));
+  State s;
+  s.ts = n > 0 ? ev[n - 1].ts : 0;
+  s.in_use = in_use;
+  for (size_t i = 0; i < allocs.size(); ++i) {
+    if (live[i]) s.live.push_back(allocs[i]);
+  }
+  std::stable_sort(s.live.begin(), s.live.end(), [](const Live& a, const Live& b) { return a.bytes > b.bytes; });
+  return s;
+}
+
+Reference Compute(std::vector<Raw> ev) {
+  std::stable_sort(ev.begin(), ev.end(), [](const Raw& a, const Raw& b) { return a.ts < b.ts; });
+  Reference r;
+  r.events = std::move(ev);
+  Replay(r.events, r.events.size(), &r);
   return r;
 }
 
-// The state after every event at or before `t`.
-const State* At(const Reference& r, __int128 t) {
-  const State* s = nullptr;
-  for (const State& x : r.states) {
-    if (x.ts <= t) s = &x;
-  }
-  return s;
+// The state after every event at or before `t`, if any.
+std::optional<State> At(const Reference& r, __int128 t) {
+  size_t n = 0;
+  while (n < r.curve.size() && r.curve[n].first <= t) ++n;
+  if (n == 0) return std::nullopt;
+  return Replay(r.events, n);
 }
 
 std::string Us(__int128 ps) { return FormatMicros(ps); }
@@ -254,11 +267,13 @@ class MemoryTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::string Ingest(const std::vector<std::string>& inputs, const std::string& name) {
+  std::string Ingest(const std::vector<std::string>& inputs, const std::string& name,
+                     const std::vector<std::string>& options = {}) {
     const std::string out = (dir_ / "tables" / (name + ".tracetable")).string();
     std::vector<std::string> args = {"ingest"};
     args.insert(args.end(), inputs.begin(), inputs.end());
     args.insert(args.end(), {"-o", out, "-q"});
+    args.insert(args.end(), options.begin(), options.end());
     EXPECT_EQ(RunCli(cli::IngestMain, args), 0);
     EXPECT_EQ(RunCli(cli::VerifyMain, {"verify", out}), 0);
     return out;
@@ -373,7 +388,7 @@ class MemoryTest : public ::testing::Test {
     for (const auto& [key, ref] : refs) {
       const auto& [host, id] = key;
       SCOPED_TRACE(absl::StrCat(name, " ", host, " ", id, server_ ? " (HTTP)" : " (CLI)"));
-      const State& peak = ref.states[ref.peak];
+      const State peak = Replay(ref.events, ref.peak + 1);
       {
         const std::string body = Answer(table, name, host, id, "");
         simdjson::dom::parser q;
@@ -382,7 +397,7 @@ class MemoryTest : public ::testing::Test {
         simdjson::dom::element m = d["ids"].get_array().at(0);
         EXPECT_EQ(m["peak"]["in_use"].get_int64().value(), peak.in_use);
         EXPECT_EQ(std::string(simdjson::to_string(m["peak"]["ts_us"])), Us(peak.ts));
-        EXPECT_EQ(m["events"].get_uint64().value(), ref.states.size());
+        EXPECT_EQ(m["events"].get_uint64().value(), ref.curve.size());
         EXPECT_EQ(m["unpaired"]["frees_without_alloc"].get_uint64().value(), ref.frees_without_alloc);
         EXPECT_EQ(m["unpaired"]["allocs_never_freed"].get_uint64().value(), ref.never_freed);
         ExpectBreakdown(body, &peak, peak.ts, true);
@@ -411,15 +426,15 @@ class MemoryTest : public ::testing::Test {
         }
       }
       // Before the first event, at event times and between them.
-      std::vector<__int128> times = {ref.states.front().ts - 1000000};
+      std::vector<__int128> times = {ref.curve.front().first - 1000000};
       for (size_t k = 1; k <= 5; ++k) {
-        const __int128 t = ref.states[(ref.states.size() - 1) * k / 5].ts;
+        const __int128 t = ref.curve[(ref.curve.size() - 1) * k / 5].first;
         times.push_back(t);
         times.push_back(t + 1);
       }
       for (__int128 t : times) {
-        const State* s = At(ref, t);
-        ExpectBreakdown(Answer(table, name, host, id, Us(t)), s, t, false);
+        const std::optional<State> s = At(ref, t);
+        ExpectBreakdown(Answer(table, name, host, id, Us(t)), s ? &*s : nullptr, t, false);
       }
     }
   }
@@ -572,6 +587,75 @@ TEST_F(MemoryTest, GeneratedTracesMatchBruteForce) {
   });
   EXPECT_GE(rewritten, 6);
   CheckAll(t, "gen", refs);
+}
+
+// A long trace at a small budget: records, frees and the curve spill to
+// files, and allocations live across many segments are carried in each.
+TEST_F(MemoryTest, LongTraceAtSmallBudgetMatchesBruteForce) {
+  std::vector<Raw> all;
+  std::ostringstream o;
+  o << "{\"traceEvents\":[\n";
+  o << "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5000,\"name\":\"step\"}";
+  uint64_t seed = 777;
+  auto rnd = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  std::vector<std::pair<uint64_t, int64_t>> live;  // (addr, bytes)
+  uint64_t next_addr = 0x10000;
+  int64_t total = 0;
+  constexpr int kEvents = 80000;  // ~20 segments; 40k allocations: past every buffer at 16M
+  for (int i = 0; i < kEvents; ++i) {
+    Raw r;
+    r.id = "cuda:0";
+    r.ts = static_cast<__int128>(10 + i / 3) * 1'000'000;
+    r.has_addr = true;
+    // About 2,000 live at once, some for most of the trace.
+    if (live.empty() || rnd(1000) < (live.size() < 2000 ? 520u : 480u)) {
+      r.op = 1;
+      r.addr = rnd(4) == 0 && !live.empty() ? live[rnd(live.size())].first : next_addr += 0x100;
+      r.bytes = 512 * (1 + static_cast<int64_t>(rnd(100)));
+      live.push_back({r.addr, r.bytes});
+    } else {
+      const size_t k = rnd(live.size());
+      r.op = 2;
+      r.addr = live[k].first;
+      r.bytes = live[k].second;
+      live[k] = live.back();
+      live.pop_back();
+    }
+    total += r.op == 1 ? r.bytes : -r.bytes;
+    r.has_total = true;
+    r.total = total;
+    o << ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":" << 10 + i / 3
+      << ",\"name\":\"[memory]\",\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":" << r.addr
+      << ",\"Bytes\":" << (r.op == 1 ? r.bytes : -r.bytes) << ",\"Total Allocated\":" << r.total
+      << ",\"Total Reserved\":" << (int64_t{1} << 40) << "}}";
+    all.push_back(r);
+  }
+  o << "\n]}\n";
+  const std::string path = (dir_ / "long.json").string();
+  std::ofstream(path) << o.str();
+  const std::string t = Ingest({path}, "long", {"--memory-budget", "16M"});
+  auto refs = References(all);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_GT(refs.begin()->second.never_freed, 1000u);
+  CheckAll(t, "long", refs);
+  // Carried allocations: later segments start with many live ones.
+  uint32_t segments = 0, most_carried = 0;
+  EditTable(t, [&](std::map<std::string, std::string>* records) {
+    for (auto& [key, value] : *records) {
+      if (key[0] != kMemorySegmentPrefix) continue;
+      proto::MemorySegment seg;
+      ASSERT_TRUE(seg.ParseFromString(value));
+      ++segments;
+      most_carried = std::max(most_carried, seg.carried());
+    }
+  });
+  EXPECT_GE(segments, 10u);
+  EXPECT_GT(most_carried, 1000u);
+  StartServer();
+  CheckAll(t, "long", refs);
 }
 
 // A damaged segment is an error, never an answer.
