@@ -223,7 +223,8 @@ int IngestMain(int argc, char** argv) {
       ("run", "make a run (one shard per input) even from files or a one-host folder")
       ("single-table", "make one table even from a folder of several hosts")
       ("jobs", po::value(&run_flags.jobs)->default_value(1),
-       "shards built at once when making a run (the memory budget and --threads are split among them)")
+       "shards built at once when making a run (the memory budget, less 48 MiB per shard past the "
+       "first, and --threads are split among them)")
       ("origin-ns", po::value(&origin_ns), "relative time 0, absolute ns (default: the first timestamp; "
                                             "a shard takes its run's)");
   po::variables_map vm;
