@@ -21,6 +21,7 @@
 #include "leveldb/table_builder.h"
 #include "store/file_list.h"
 #include "store/internal_key.h"
+#include "store/pread_env.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -252,7 +253,7 @@ absl::StatusOr<SortedRuns::Reader*> SortedRuns::Open(const Run& run) {
   if (it != readers_.end()) return it->second.get();
   auto r = std::make_unique<Reader>();
   leveldb::RandomAccessFile* raw = nullptr;
-  if (leveldb::Status s = leveldb::Env::Default()->NewRandomAccessFile(run.path, &raw); !s.ok()) {
+  if (leveldb::Status s = PreadEnv()->NewRandomAccessFile(run.path, &raw); !s.ok()) {
     return Failed(s, "cannot open a table file");
   }
   r->file.reset(raw);
@@ -370,7 +371,7 @@ absl::Status SortedRuns::MergeInto(const std::vector<const Run*>& inputs, std::v
     Source& s = sources[i];
     s.run = inputs[i];
     leveldb::RandomAccessFile* raw = nullptr;
-    if (leveldb::Status st = leveldb::Env::Default()->NewRandomAccessFile(s.run->path, &raw); !st.ok()) {
+    if (leveldb::Status st = PreadEnv()->NewRandomAccessFile(s.run->path, &raw); !st.ok()) {
       return Failed(st, "cannot open a table file");
     }
     s.file.reset(raw);
