@@ -1,11 +1,14 @@
 // RecordFile: a temporary file of fixed-size records, written front to back
 // and then read front to back once. For ingest stages whose working set
 // would otherwise grow with the input (the memory profile's allocations):
-// they park records here and keep only what is live in memory. The file is
-// removed when the RecordFile dies. Record must be trivially copyable.
+// they park records here and keep only what is live in memory. Records go
+// to the file 1 MiB at a time; as many as fit that buffer never reach it.
+// The file is removed when the RecordFile dies. Record must be trivially
+// copyable.
 #ifndef TRACETABLE_STORE_RECORD_FILE_H_
 #define TRACETABLE_STORE_RECORD_FILE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "store/external_sorter.h"
 
 namespace tracetable {
