@@ -262,7 +262,7 @@ class SegmentWriter {
   SegmentWriter(uint32_t index, std::vector<uint64_t> firsts, uint64_t events,
                 RecordFile<CurvePoint>* curve, const MemoryProfileBuilder::Output& out)
       : index_(index), firsts_(std::move(firsts)), events_(events), curve_(curve), out_(out) {
-    Open();
+    if (!firsts_.empty()) Open();  // an ID has a segment once it has an event
   }
 
   absl::Status Add(const Interval& a) {
