@@ -90,7 +90,7 @@ absl::Status AppendAsyncEvent(const Table& t, const WindowItem& item, std::strin
     out->append(",\"cat\":");
     AppendJsonString(out, t.String(r.cat));
     out->append(",\"id\":");
-    AppendJsonString(out, t.String(r.flow_id));
+    AppendJsonString(out, t.FlowIdText(r.flow_id));
     if (ph[0] != 'e' && (r.flags & kFlagHasArgs)) {
       absl::StatusOr<std::string> args = t.Args(r.id);
       if (!args.ok()) {

@@ -5,8 +5,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "format/flow_id.h"
 #include "format/keys.h"
 #include "query/window.h"
+#include "store/table_format.h"
 
 namespace tracetable {
 namespace {
@@ -64,7 +66,10 @@ absl::Status CheckFlowTiles(const Table& t, std::string_view value, proto::FlowT
   return absl::OkStatus();
 }
 
-std::optional<uint32_t> FindStringId(const Table& t, std::string_view text) {
+std::optional<uint32_t> FindFlowId(const Table& t, std::string_view text) {
+  if (t.meta().format_version() >= kNumericFlowIdsVersion) {
+    if (std::optional<uint32_t> n = NumericFlowId(text)) return n;
+  }
   for (size_t i = 1; i < t.num_strings(); ++i) {
     if (t.String(static_cast<uint32_t>(i)) == text) return static_cast<uint32_t>(i);
   }

@@ -36,13 +36,15 @@ struct FlowEnd {
   bool out = false, in = false;
 };
 
-// Every end of flow id `flow` (a string id). FailedPrecondition when the
+// Every end of flow id `flow` (format/flow_id.h). FailedPrecondition when the
 // table has no flow index (written before it existed).
 absl::StatusOr<std::vector<FlowEnd>> FindFlowEnds(const Table& table, uint32_t flow, ReadStats* stats);
 
-// The string id of `text`, if the table has that string. Scans the string
-// table (already in memory): callers that know the id pass it instead.
-std::optional<uint32_t> FindStringId(const Table& table, std::string_view text);
+// The flow id of `text` (format/flow_id.h): a number's at once (in tables
+// that have numeric flow ids); else the string id, if the table has that
+// string, found by scanning the string table (already in memory): callers
+// that know the id pass it instead.
+std::optional<uint32_t> FindFlowId(const Table& table, std::string_view text);
 
 // Decodes and checks an "F" record: column lengths agree, every tile key names
 // an existing track and level.

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <deque>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/event.h"
+#include "format/flow_id.h"
 #include "query/tile_pack.h"
 
 namespace tracetable {
@@ -144,8 +146,15 @@ absl::StatusOr<std::string> EncodeTileAnswer(const Table& table, const TileReque
   }
   std::sort(string_ids.begin(), string_ids.end());
   string_ids.erase(std::unique(string_ids.begin(), string_ids.end()), string_ids.end());
+  // Numeric flow ids (format/flow_id.h) sort last and are sent as texts too.
+  std::deque<std::string> numbers;
+  std::vector<std::string_view> texts(string_ids.size());
   size_t string_bytes = 0;
-  for (uint32_t s : string_ids) string_bytes += table.String(s).size();
+  for (size_t k = 0; k < string_ids.size(); ++k) {
+    texts[k] = IsNumericFlowId(string_ids[k]) ? numbers.emplace_back(NumericFlowIdText(string_ids[k]))
+                                              : table.String(string_ids[k]);
+    string_bytes += texts[k].size();
+  }
   if (items.size() > std::numeric_limits<uint32_t>::max() ||
       string_bytes > std::numeric_limits<uint32_t>::max()) {
     return absl::ResourceExhaustedError("tile too large for its columns");
@@ -199,8 +208,8 @@ absl::StatusOr<std::string> EncodeTileAnswer(const Table& table, const TileReque
   }
   w.Align();
   for (uint32_t s : string_ids) w.Put(s);
-  for (uint32_t s : string_ids) w.Put(static_cast<uint32_t>(table.String(s).size()));
-  for (uint32_t s : string_ids) out.append(table.String(s));
+  for (std::string_view text : texts) w.Put(static_cast<uint32_t>(text.size()));
+  for (std::string_view text : texts) out.append(text);
   w.Align();
   if (request.version == kTileCompactVersion) return PackTileAnswer(out);
   return out;

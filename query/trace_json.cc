@@ -199,12 +199,12 @@ absl::Status AppendItemJson(const Table& t, const WindowItem& item, bool include
   }
   if (r.kind >= EventKind::kFlowStart && r.kind <= EventKind::kFlowEnd) {
     out->append(",\"id\":");
-    AppendJsonString(out, t.String(r.flow_id));
+    AppendJsonString(out, t.FlowIdText(r.flow_id));
     if (r.flags & kFlagBindEnclosing) out->append(",\"bp\":\"e\"");
   }
   if (r.flow_out || r.flow_in) {
     out->append(",\"bind_id\":");
-    AppendJsonString(out, t.String(r.flow_out ? r.flow_out : r.flow_in));
+    AppendJsonString(out, t.FlowIdText(r.flow_out ? r.flow_out : r.flow_in));
     if (r.flow_out) out->append(",\"flow_out\":true");
     if (r.flow_in) out->append(",\"flow_in\":true");
   }

@@ -15,12 +15,14 @@
 #define TRACETABLE_STORE_EVENT_SINK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "format/event.h"
+#include "format/flow_id.h"
 
 namespace tracetable {
 
@@ -41,9 +43,14 @@ class EventSink {
   // Returns the id of `s` in the table's string table (0 for "").
   virtual uint32_t Intern(std::string_view s) = 0;
 
-  // Intern for strings seldom seen twice (flow and async ids: millions in a
-  // Kineto trace): the same id, but a sink may keep no cache entry for it.
-  virtual uint32_t InternId(std::string_view s) { return Intern(s); }
+  // The id of a flow id or async match key (millions in a Kineto trace): a
+  // decimal number's numeric flow id (format/flow_id.h), interning nothing;
+  // else Intern's id, though a sink may keep no cache entry for it. Async
+  // keys are never numbers (they hold '|').
+  virtual uint32_t InternId(std::string_view s) {
+    if (std::optional<uint32_t> n = NumericFlowId(s)) return *n;
+    return Intern(s);
+  }
 
   // A hint that Intern(s) may come soon: a sink whose lookup misses the
   // cache may start loading what it will touch. Changes no answer; may be

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
+#include "format/flow_id.h"
 #include "format/time.h"
 #include "store/shared_strings.h"
 #include "store/table_builder.h"
@@ -24,6 +25,11 @@ template <bool kWrite>
 void FetchLines(const void* p, size_t bytes) {
   const char* at = static_cast<const char*>(p);
   for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(at + i, kWrite);
+}
+
+// A producer's flow id as the builder's: numbers are the same everywhere.
+uint32_t FlowOf(const std::vector<uint32_t>& builder_strings, uint32_t id) {
+  return IsNumericFlowId(id) ? id : builder_strings[id];
 }
 
 }  // namespace
@@ -104,6 +110,7 @@ uint32_t ProducerSink::Intern(std::string_view s) {
 // misses, an insert, growth) than the one more op per repeat this costs.
 uint32_t ProducerSink::InternId(std::string_view s) {
   if (s.empty()) return 0;
+  if (std::optional<uint32_t> n = NumericFlowId(s)) return *n;
   const uint32_t id = next_string_++;
   Push(Op::kString).number = queue_->strings()->Intern(s);
   return id;
@@ -441,9 +448,9 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
         e.track = tr.tracks[e.track];
         e.name = tr.strings[e.name];
         e.cat = tr.strings[e.cat];
-        e.flow_id = tr.strings[e.flow_id];
-        e.flow_in = tr.strings[e.flow_in];
-        e.flow_out = tr.strings[e.flow_out];
+        e.flow_id = FlowOf(tr.strings, e.flow_id);
+        e.flow_in = FlowOf(tr.strings, e.flow_in);
+        e.flow_out = FlowOf(tr.strings, e.flow_out);
         const __int128 ts = static_cast<__int128>(e.ts) + offset_ps_;
         if (ts > INT64_MAX / 2 || ts < INT64_MIN / 2) {
           return absl::OutOfRangeError("timestamps of the inputs are too far apart for one table");

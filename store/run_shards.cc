@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "format/flow_id.h"
 #include "format/keys.h"
 #include "format/memory_segment_codec.h"
 #include "format/tracetable.pb.h"
@@ -111,6 +112,35 @@ uint32_t RunShards::LocalString(size_t i, uint32_t global) const {
   return it == local_strings_[i]->end() ? 0 : it->second;
 }
 
+uint32_t RunShards::LocalFlow(size_t i, uint32_t global) const {
+  if (!IsNumericFlowId(global)) return LocalString(i, global);
+  if (!shards_[i].flow_numbers_as_strings) return global;
+  uint32_t text = 0;
+  {
+    std::lock_guard<std::mutex> lock(reverse_mu_);
+    if (!number_strings_) {
+      number_strings_ = std::make_unique<absl::flat_hash_map<uint32_t, uint32_t>>();
+      for (size_t k = 1; k < strings_->size(); ++k) {
+        if (std::optional<uint32_t> n = NumericFlowId((*strings_)[k])) number_strings_->emplace(*n, k);
+      }
+    }
+    auto it = number_strings_->find(global);
+    if (it == number_strings_->end()) return 0;
+    text = it->second;
+  }
+  return LocalString(i, text);
+}
+
+uint32_t RunShards::GlobalFlow(const RunShardMap& s, const std::vector<uint32_t>& strings, uint32_t id) const {
+  // Numbers are the same in every shard.
+  if (IsNumericFlowId(id)) return id;
+  const uint32_t global = Map(strings, id);
+  if (s.flow_numbers_as_strings && global != 0 && global < strings_->size()) {
+    if (std::optional<uint32_t> n = NumericFlowId((*strings_)[global])) return *n;
+  }
+  return global;
+}
+
 size_t RunShards::open_shards() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lru_.size();
@@ -151,9 +181,9 @@ void RunShards::ToGlobal(const RunShardMap& s, bool async, TileRow* r) const {
   }
   r->name = Map(s.strings, r->name);
   r->cat = Map(s.strings, r->cat);
-  r->flow_id = Map(async && !s.async_strings.empty() ? s.async_strings : s.strings, r->flow_id);
-  r->flow_out = Map(s.strings, r->flow_out);
-  r->flow_in = Map(s.strings, r->flow_in);
+  r->flow_id = GlobalFlow(s, async && !s.async_strings.empty() ? s.async_strings : s.strings, r->flow_id);
+  r->flow_out = GlobalFlow(s, s.strings, r->flow_out);
+  r->flow_in = GlobalFlow(s, s.strings, r->flow_in);
   if (r->count == 1) r->id = GlobalId(s, r->id);
 }
 
@@ -247,11 +277,11 @@ absl::Status RunShards::GetFlowBlock(uint32_t block, std::string* value) const {
   const uint32_t first = block << kFlowBlockShift;
   for (uint32_t slot = 0; slot < (1u << kFlowBlockShift); ++slot) {
     const uint32_t global = first + slot;
-    if (global >= strings_->size()) break;
+    if (!IsNumericFlowId(global) && global >= strings_->size()) break;
     uint32_t count = 0;
     for (size_t i = 0; i < shards_.size(); ++i) {
       const RunShardMap& s = shards_[i];
-      const uint32_t local = LocalString(i, global);
+      const uint32_t local = LocalFlow(i, global);
       if (local == 0) continue;
       absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
       if (!t.ok()) return t.status();

@@ -48,6 +48,9 @@ struct RunShardMap {
   std::vector<uint32_t> strings;        // local string id -> global
   std::vector<uint32_t> async_strings;  // async keys: -> global "key|input N" (empty: same as strings)
   std::vector<uint32_t> tracks;         // local track id -> global
+  // Written before numeric flow ids (format/flow_id.h): its decimal flow ids
+  // are strings, which the run turns into numbers as other shards hold them.
+  bool flow_numbers_as_strings = false;
   uint32_t memory_base = 0, num_memory = 0;  // its memory IDs' global indexes
   int64_t min_ts = 0, max_end = 0;      // the shard's own TableMeta span
   int num_levels = 0;
@@ -133,6 +136,11 @@ class RunShards {
   // The shard's local id of a global string id (0: it has none). The
   // reverse map is built on first use: only flow lookups need it.
   uint32_t LocalString(size_t i, uint32_t global) const;
+  // The same for a global flow id (format/flow_id.h).
+  uint32_t LocalFlow(size_t i, uint32_t global) const;
+  // A shard's flow id (under `strings`: its string map for that column) as
+  // the run's.
+  uint32_t GlobalFlow(const RunShardMap& s, const std::vector<uint32_t>& strings, uint32_t id) const;
   std::string ManifestPath() const;
   absl::Status GetFlowBlock(uint32_t block, std::string* value) const;
   absl::Status GetMemorySegment(uint32_t id, uint32_t segment, std::string* value) const;
@@ -155,6 +163,8 @@ class RunShards {
   mutable std::atomic<size_t> shard_tile_reads_{0};
   mutable std::mutex reverse_mu_;
   mutable std::vector<std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>>> local_strings_;
+  // Numeric flow id -> the global string of its text (from older shards).
+  mutable std::unique_ptr<absl::flat_hash_map<uint32_t, uint32_t>> number_strings_;
 };
 
 }  // namespace tracetable

@@ -142,6 +142,7 @@ class RunTableMaker {
     m.num_levels = static_cast<int>(meta.num_levels());
     m.stats_index = meta.has_stats_index();
     m.incomplete = HasIncomplete(meta);
+    m.flow_numbers_as_strings = meta.format_version() < kNumericFlowIdsVersion;
   }
 
   void NameHost(size_t i) {

@@ -16,9 +16,10 @@
 //    table's lifetime (texts live in blocks that never move).
 //  - bytes() is the heap this table holds (texts, index, hash sets) plus
 //    what others Charge() for tables of strings kept beside it (a
-//    producer's cache): a trace of millions of distinct ids (Kineto flow
-//    ids) grows it by hundreds of MB, which the builder takes out of the
-//    sorters' share of the memory budget (store/table_builder.h). It may
+//    producer's cache): a trace of millions of distinct strings (names,
+//    or flow ids that are not numbers: format/flow_id.h) grows it by
+//    hundreds of MB, which the builder takes out of the sorters' share of
+//    the memory budget (store/table_builder.h). It may
 //    lag the views and hash tables of the newest texts by under 64 KiB
 //    (16 shards, charged in 4 KiB steps).
 #ifndef TRACETABLE_STORE_SHARED_STRINGS_H_
@@ -80,7 +81,7 @@ class SharedStrings {
     std::mutex mu;
     std::deque<std::string_view> texts;  // texts[i] has id i * kShards + shard
     absl::flat_hash_set<uint32_t, IndexHash, IndexEq> ids;
-    // Decimal texts (most flow ids) by value: index. Never also in `ids`.
+    // Decimal texts by value: index. Never also in `ids`.
     absl::flat_hash_map<uint64_t, uint32_t> numbers;
     // Text bytes: blocks filled front to back, never moved.
     std::vector<std::unique_ptr<char[]>> blocks;

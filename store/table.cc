@@ -102,7 +102,8 @@ absl::Status Table::Load(bool load_strings) {
   }
   // Version 5 changed only how the files are listed (store/file_list.h), so
   // version-4 tables read the same; version 6 only how argument blocks and
-  // memory segments hold integers, and their decoders read both forms.
+  // memory segments hold integers, and their decoders read both forms;
+  // version 7 only that flow ids may be numbers, which no earlier table has.
   const uint32_t version = meta_.format_version();
   const bool known = (version >= kOldestSortedFilesVersion && version <= kFormatVersion) ||
                      (version == 4 && files_->legacy());

@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "format/flow_id.h"
 #include "format/keys.h"
 #include "format/thread_time_codec.h"
 #include "format/tile_codec.h"
@@ -76,6 +77,11 @@ class Table {
     return id < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
   }
   size_t num_strings() const { return strings_.size(); }
+  // The text of a flow id (format/flow_id.h): a number's decimal, else its
+  // string.
+  std::string FlowIdText(uint32_t id) const {
+    return IsNumericFlowId(id) ? NumericFlowIdText(id) : std::string(String(id));
+  }
 
   // Start time (relative ps) of a tile.
   int64_t TileStart(const TileKey& key) const {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/args_codec.h"
+#include "format/flow_id.h"
 #include "format/thread_time_codec.h"
 #include "format/time.h"
 #include "format/keys.h"
@@ -855,6 +856,11 @@ absl::Status TableBuilder::WriteTables() {
 
 absl::Status TableBuilder::Finish() {
   if (min_ts_ == INT64_MAX) min_ts_ = max_end_ = 0;
+  if (strings_.size() > kMaxStringIds) {
+    // Their ids would read as numeric flow ids (format/flow_id.h).
+    return absl::ResourceExhaustedError(absl::StrCat("the trace has ", strings_.size(),
+                                                     " distinct strings; a table holds at most ", kMaxStringIds));
+  }
   if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
   // The argument blocks' files close: merging B's and E's arguments reads them.
   if (absl::Status s = out_->Cut(); !s.ok()) return s;

@@ -9,11 +9,16 @@
 namespace tracetable {
 
 // Bump on any change to keys or values; docs/format.md says what each means.
-constexpr uint32_t kFormatVersion = 6;
+constexpr uint32_t kFormatVersion = 7;
 // Version 5 differs only in how argument blocks and memory segments hold
 // integers, which their decoders read in either form (format/args_codec.h,
-// format/memory_segment_codec.h).
+// format/memory_segment_codec.h); versions 5 and 6 only in that they hold
+// every flow id as a string id, which version 7 reads the same
+// (format/flow_id.h).
 constexpr uint32_t kOldestSortedFilesVersion = 5;
+// The first version with numeric flow ids (format/flow_id.h); older tables
+// hold a decimal flow id as a string.
+constexpr uint32_t kNumericFlowIdsVersion = 7;
 
 // tids written for tracks that have none of their own (async lanes,
 // counters, threads with string tids).

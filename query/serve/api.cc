@@ -269,7 +269,7 @@ void AppendXprofEvent(const Table& t, const WindowItem& item, uint32_t z, bool w
   if (ph[0] == 'X') absl::StrAppend(out, ",\"dur\":", Us(r.dur));
   if (r.kind >= EventKind::kFlowStart && r.kind <= EventKind::kFlowEnd) {
     out->append(",\"id\":");
-    AppendJsonString(out, t.String(r.flow_id));
+    AppendJsonString(out, t.FlowIdText(r.flow_id));
     if (r.flags & kFlagBindEnclosing) out->append(",\"bp\":\"e\"");
   }
   if (r.kind == EventKind::kInstant) out->append(",\"s\":\"t\"");

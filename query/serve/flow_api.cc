@@ -57,19 +57,19 @@ void AppendEnd(const Table& t, const FlowEnd& e, std::string* out) {
 Reply FlowReply(const Table& t, const Params& p) {
   const std::string* text = Param(p, "id");
   const std::string* sid_text = Param(p, "sid");
-  if (!text == !sid_text) return ErrorReply(400, "give id (the flow id) or sid (its string id)", "id");
+  if (!text == !sid_text) return ErrorReply(400, "give id (the flow id) or sid (its id in tile answers)", "id");
   std::optional<uint32_t> sid;
   if (sid_text) {
     uint32_t v = 0;
-    if (!absl::SimpleAtoi(Av(*sid_text), &v) || v == 0 || v >= t.num_strings()) {
+    if (!absl::SimpleAtoi(Av(*sid_text), &v) || v == 0 || (!IsNumericFlowId(v) && v >= t.num_strings())) {
       return ErrorReply(400, absl::StrCat("not a string id of this table: '", sid_text->substr(0, 64), "'"), "sid");
     }
     sid = v;
   } else {
-    sid = FindStringId(t, *text);
+    sid = FindFlowId(t, *text);
   }
   std::string out = "{\"flow\":";
-  AppendJsonString(&out, sid ? t.String(*sid) : std::string_view(*text));
+  AppendJsonString(&out, sid ? t.FlowIdText(*sid) : *text);
   out.append(",\"sid\":");
   if (!sid) return Json(out + "null,\"ends\":[]}\n");
   ReadStats stats;

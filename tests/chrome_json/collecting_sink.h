@@ -93,9 +93,9 @@ class CollectingSink : public EventSink {
     c.track = tracks.at(e.track);
     c.name = strings.at(e.name);
     c.cat = strings.at(e.cat);
-    c.flow_id = strings.at(e.flow_id);
-    c.flow_in = strings.at(e.flow_in);
-    c.flow_out = strings.at(e.flow_out);
+    c.flow_id = IsNumericFlowId(e.flow_id) ? NumericFlowIdText(e.flow_id) : strings.at(e.flow_id);
+    c.flow_in = IsNumericFlowId(e.flow_in) ? NumericFlowIdText(e.flow_in) : strings.at(e.flow_in);
+    c.flow_out = IsNumericFlowId(e.flow_out) ? NumericFlowIdText(e.flow_out) : strings.at(e.flow_out);
     c.args = std::string(e.args_json);
     c.event.args_json = {};
     events.push_back(std::move(c));

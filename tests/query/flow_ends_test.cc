@@ -36,7 +36,10 @@ using End = std::tuple<uint32_t, uint64_t, int64_t, bool, bool, bool>;
 End Key(const FlowEnd& e) { return {e.track, e.slice.id, e.at, e.in, e.out, e.via_event}; }
 
 struct Chain {
-  std::string id;
+  std::string id;     // its text
+  std::string json;   // as the trace writes it
+  std::string json_first;  // at the chain's first end, if written otherwise
+  bool number = false;  // a numeric flow id (format/flow_id.h)
   bool v2 = false;
   std::vector<std::string> slices;  // names of A, B, C
 };
@@ -78,7 +81,24 @@ std::string RandomTrace(uint32_t seed, int threads, int per_thread, int chains, 
   }
   for (int c = 0; c < chains; ++c) {
     Chain ch;
-    ch.id = absl::StrCat("0x", c * 7 + 1);
+    // Every form of id: decimal numbers (as numbers and as strings) are
+    // numeric flow ids; hex, leading zeros, negatives and numbers of 2^31 or
+    // more are strings.
+    const int v = c * 7 + 1;
+    switch (c % 6) {
+      case 0: ch.id = absl::StrCat(v); ch.json = ch.id; ch.number = true; break;
+      case 1:  // one flow, whether written as a number or a string
+        ch.id = absl::StrCat(v);
+        ch.json = absl::StrCat("\"", v, "\"");
+        ch.json_first = ch.id;
+        ch.number = true;
+        break;
+      case 2: ch.id = absl::StrCat("0x", v); break;
+      case 3: ch.id = absl::StrCat("00", v); break;
+      case 4: ch.id = absl::StrCat(-v); ch.json = ch.id; break;
+      case 5: ch.id = absl::StrCat(2147483648ull + static_cast<uint64_t>(v)); ch.json = ch.id; break;
+    }
+    if (ch.json.empty()) ch.json = absl::StrCat("\"", ch.id, "\"");
     ch.v2 = c % 2 == 1;
     // Three children in time order on random threads: each starts after the
     // previous one ends.
@@ -102,7 +122,7 @@ std::string RandomTrace(uint32_t seed, int threads, int per_thread, int chains, 
       for (int e = 0; e < 3; ++e) {
         const int64_t at = std::get<0>(*ends[e]) + std::get<1>(*ends[e]) / 2;
         add(absl::StrCat("{\"ph\":\"", phases[e], "\",\"bp\":\"e\",\"pid\":1,\"tid\":", tids[e] + 1, ",\"ts\":", at,
-                         ",\"id\":\"", ch.id, "\",\"name\":\"flow\",\"cat\":\"ac2g\"}"));
+                         ",\"id\":", e == 0 && !ch.json_first.empty() ? ch.json_first : ch.json, ",\"name\":\"flow\",\"cat\":\"ac2g\"}"));
       }
     } else {
       // Flow v2: the bound slices themselves, beside the tree (another tid).
@@ -112,8 +132,8 @@ std::string RandomTrace(uint32_t seed, int threads, int per_thread, int chains, 
         const std::string name = absl::StrCat("bound_", c, "_", e);
         ch.slices[e] = name;
         add(absl::StrCat("{\"ph\":\"X\",\"pid\":2,\"tid\":", 100 + c % 3, ",\"ts\":", std::get<0>(*ends[e]),
-                         ",\"dur\":", std::get<1>(*ends[e]) / 3 + 1, ",\"name\":\"", name, "\",\"bind_id\":\"", ch.id,
-                         "\",", flags[e], "}"));
+                         ",\"dur\":", std::get<1>(*ends[e]) / 3 + 1, ",\"name\":\"", name, "\",\"bind_id\":", e == 0 && !ch.json_first.empty() ? ch.json_first : ch.json,
+                         ",", flags[e], "}"));
       }
     }
     out->push_back(ch);
@@ -192,7 +212,7 @@ TEST_P(FlowEndsTest, EqualsBruteForceAndTheGeneratedChains) {
     ASSERT_TRUE(got.ok()) << got.status();
     std::set<End> keys;
     for (const FlowEnd& e : *got) keys.insert(Key(e));
-    EXPECT_EQ(keys, ends) << "flow " << t->String(flow);
+    EXPECT_EQ(keys, ends) << "flow " << t->FlowIdText(flow);
     EXPECT_EQ(keys.size(), got->size());
     EXPECT_TRUE(std::is_sorted(got->begin(), got->end(), [](const FlowEnd& a, const FlowEnd& b) { return a.at < b.at; }));
     tiles = std::max(tiles, stats.tiles);
@@ -200,8 +220,14 @@ TEST_P(FlowEndsTest, EqualsBruteForceAndTheGeneratedChains) {
   // A lookup reads a few tiles, not the table (which has thousands).
   EXPECT_LT(tiles, 60u);
   for (const Chain& ch : chains) {
-    std::optional<uint32_t> sid = FindStringId(*t, ch.id);
+    std::optional<uint32_t> sid = FindFlowId(*t, ch.id);
     ASSERT_TRUE(sid) << ch.id;
+    EXPECT_EQ(IsNumericFlowId(*sid), ch.number) << ch.id;
+    EXPECT_EQ(t->FlowIdText(*sid), ch.id);
+    // Numbers are kept in no string table; the other ids are strings.
+    bool in_strings = false;
+    for (size_t i = 1; i < t->num_strings(); ++i) in_strings |= t->String(static_cast<uint32_t>(i)) == ch.id;
+    EXPECT_EQ(in_strings, !ch.number) << ch.id;
     ReadStats stats;
     absl::StatusOr<std::vector<FlowEnd>> got = FindFlowEnds(*t, *sid, &stats);
     ASSERT_TRUE(got.ok());
@@ -217,7 +243,7 @@ TEST_P(FlowEndsTest, EqualsBruteForceAndTheGeneratedChains) {
     }
   }
   ReadStats stats;
-  absl::StatusOr<std::vector<FlowEnd>> none = FindFlowEnds(*t, *FindStringId(*t, "noise"), &stats);
+  absl::StatusOr<std::vector<FlowEnd>> none = FindFlowEnds(*t, *FindFlowId(*t, "noise"), &stats);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -231,7 +257,7 @@ TEST_P(FlowEndsTest, NoIndexAndDamagedIndex) {
   std::vector<Chain> chains;
   std::unique_ptr<Table> t = Ingest(RandomTrace(GetParam(), 2, 100, 10, &chains));
   ASSERT_TRUE(t);
-  const uint32_t flow = *FindStringId(*t, chains[0].id);
+  const uint32_t flow = *FindFlowId(*t, chains[0].id);
   const std::string path = t->path();
   t.reset();
   EditTable(path, [&](std::map<std::string, std::string>* records) {

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "format/args_codec.h"
+#include "format/flow_id.h"
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/memory_segment_codec.h"
@@ -71,6 +72,30 @@ TEST(Time, FormatRoundTrips) {
   }
   EXPECT_EQ(FormatMicros(1500000), "1.5");
   EXPECT_EQ(FormatMicros(-1), "-0.000001");
+}
+
+// A flow id is a number exactly when its text is the decimal the number
+// prints as, so two ids are one flow exactly when their texts are equal.
+TEST(FlowId, NumbersAreCanonicalDecimalsBelowTwoToThe31) {
+  for (const char* text : {"0", "7", "73689", "2147483647"}) {
+    std::optional<uint32_t> id = NumericFlowId(text);
+    ASSERT_TRUE(id) << text;
+    EXPECT_TRUE(IsNumericFlowId(*id));
+    EXPECT_EQ(NumericFlowIdText(*id), text);
+  }
+  EXPECT_EQ(*NumericFlowId("0"), kNumericFlowIdBit);
+  for (const char* text : {"", "00", "007", "-1", "+1", "1.0", "1e3", "0x1f", " 1", "1 ", "2147483648",
+                           "4294967296", "99999999999", "18446744073709551617", "pid 1:2", "1|2"}) {
+    EXPECT_FALSE(NumericFlowId(text)) << text;
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    const uint32_t v = rng() >> 1;
+    std::optional<uint32_t> id = NumericFlowId(std::to_string(v));
+    ASSERT_TRUE(id);
+    EXPECT_EQ(*id, v | kNumericFlowIdBit);
+  }
+  EXPECT_FALSE(IsNumericFlowId(kMaxStringIds - 1));
 }
 
 TEST(Keys, TileKeysSortByTrackSectionLevelBucket) {

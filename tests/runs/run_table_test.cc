@@ -51,6 +51,9 @@ using serve::Params;
 // With `common_span`, every host starts at the same time and has one slice
 // ending at the same time, so each shard's span (and summary grid) is the
 // run's; without, hosts start and end at other times.
+// The text of flow id `id` in HostTrace.
+std::string FlowText(int id) { return id % 2 ? absl::StrCat("flow", id) : absl::StrCat(id); }
+
 std::string HostTrace(int host, uint32_t seed, bool common_span = true) {
   std::mt19937 rng(seed);
   auto rnd = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
@@ -91,12 +94,14 @@ std::string HostTrace(int host, uint32_t seed, bool common_span = true) {
           << rnd(1000) << "}}";
         break;
       case 5: {
-        // Flow ids shared by every host: flows cross hosts.
+        // Flow ids shared by every host: flows cross hosts. Odd ids are
+        // strings, even ones numbers (format/flow_id.h).
         const int id = rnd(20);
         o << ",\n{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts
           << ",\"dur\":50,\"name\":\"send\"},\n{\"ph\":\"" << (host % 2 == 0 ? 's' : 'f')
-          << "\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts + 10 << ",\"id\":\"flow" << id
-          << "\",\"name\":\"xfer\",\"cat\":\"net\"" << (host % 2 == 0 ? "" : ",\"bp\":\"e\"") << "}";
+          << "\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << ts + 10 << ",\"id\":"
+          << (id % 2 ? absl::StrCat("\"", FlowText(id), "\"") : FlowText(id))
+          << ",\"name\":\"xfer\",\"cat\":\"net\"" << (host % 2 == 0 ? "" : ",\"bp\":\"e\"") << "}";
         break;
       }
       case 6: {
@@ -366,7 +371,7 @@ void ExpectSameAnswers(const std::vector<serve::NamedTable>& ones, const std::ve
     ExpectSame(Body(serve::EventReply(one, p)), Body(serve::EventReply(run, p)), absl::StrCat("event ", id));
   }
   for (int f = 0; f < 20; f += 3) {
-    const Params p = P({{"id", absl::StrCat("flow", f)}});
+    const Params p = P({{"id", FlowText(f)}});
     ExpectSame(Body(serve::FlowReply(one, p)), Body(serve::FlowReply(run, p)), absl::StrCat("flow ", f));
     // The run's own string id of the flow finds the same ends.
     std::string by_id = Body(serve::FlowReply(run, p));

@@ -92,7 +92,7 @@ absl::Status CollectingSink::Add(const Event& event) {
   s.event = event;
   s.name = strings_.at(event.name);
   s.cat = strings_.at(event.cat);
-  s.flow_id = strings_.at(event.flow_id);
+  s.flow_id = IsNumericFlowId(event.flow_id) ? NumericFlowIdText(event.flow_id) : strings_.at(event.flow_id);
   s.args = std::string(event.args_json);
   s.event.args_json = {};  // the reader's buffer is reused; keep our copy only
   events.push_back(std::move(s));
