@@ -275,6 +275,25 @@ absl::Status RunShards::Get(std::string_view key, std::string* value) const {
 absl::Status RunShards::GetFlowBlock(uint32_t block, std::string* value) const {
   proto::FlowTiles out;
   const uint32_t first = block << kFlowBlockShift;
+  // The shards' blocks, each read once: the 256 numbers of a block are one
+  // block of every shard that holds them as numbers.
+  absl::flat_hash_map<std::pair<size_t, uint32_t>, std::unique_ptr<proto::FlowTiles>> blocks;
+  auto shard_block = [&](size_t i, uint32_t local_block) -> absl::StatusOr<const proto::FlowTiles*> {
+    auto [it, inserted] = blocks.try_emplace({i, local_block});
+    if (!inserted) return it->second.get();
+    absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
+    if (!t.ok()) return t.status();
+    if (!(*t)->meta().has_flow_index()) return nullptr;
+    std::string v;
+    absl::Status got = (*t)->Get(FlowBlockKey(local_block), &v);
+    if (absl::IsNotFound(got)) return nullptr;
+    if (!got.ok()) return Named(i, got);
+    it->second = std::make_unique<proto::FlowTiles>();
+    if (!it->second->ParseFromString(v)) {
+      return Named(i, absl::DataLossError("corrupt table: flow block does not parse"));
+    }
+    return it->second.get();
+  };
   for (uint32_t slot = 0; slot < (1u << kFlowBlockShift); ++slot) {
     const uint32_t global = first + slot;
     if (!IsNumericFlowId(global) && global >= strings_->size()) break;
@@ -283,15 +302,10 @@ absl::Status RunShards::GetFlowBlock(uint32_t block, std::string* value) const {
       const RunShardMap& s = shards_[i];
       const uint32_t local = LocalFlow(i, global);
       if (local == 0) continue;
-      absl::StatusOr<std::shared_ptr<const Table>> t = Acquire(i);
-      if (!t.ok()) return t.status();
-      if (!(*t)->meta().has_flow_index()) continue;
-      std::string v;
-      absl::Status got = (*t)->Get(FlowBlockKey(local >> kFlowBlockShift), &v);
-      if (absl::IsNotFound(got)) continue;
-      if (!got.ok()) return Named(i, got);
-      proto::FlowTiles b;
-      if (!b.ParseFromString(v)) return Named(i, absl::DataLossError("corrupt table: flow block does not parse"));
+      absl::StatusOr<const proto::FlowTiles*> got = shard_block(i, local >> kFlowBlockShift);
+      if (!got.ok()) return got.status();
+      if (*got == nullptr) continue;
+      const proto::FlowTiles& b = **got;
       const uint32_t want = local & ((1u << kFlowBlockShift) - 1);
       int at = 0;
       for (int k = 0; k < b.slot_size(); at += static_cast<int>(b.count(k)), ++k) {
