@@ -50,8 +50,8 @@ std::string SearchTilesKey(uint32_t block);
 // Memory profile (store/memory_profile_builder.h): segment `segment` of
 // memory ID `id` (an index into TableMeta.memory.ids).
 std::string MemorySegmentKey(uint32_t id, uint32_t segment);
-// Flow index (store/flow_index_writer.h): the tiles of the flow ids (string
-// ids) [block << 8, (block + 1) << 8).
+// Flow index (store/flow_index_writer.h): the tiles of the flow ids
+// (format/flow_id.h) [block << 8, (block + 1) << 8).
 constexpr int kFlowBlockShift = 8;
 std::string FlowBlockKey(uint32_t block);
 // False if `key` is not a well-formed tile key.

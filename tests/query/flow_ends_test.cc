@@ -24,6 +24,7 @@
 #include "query/window.h"
 #include "store/table.h"
 #include "store/table_builder.h"
+#include "tests/flow_id_downgrade.h"
 #include "tests/table_edit.h"
 
 namespace tracetable {
@@ -246,6 +247,45 @@ TEST_P(FlowEndsTest, EqualsBruteForceAndTheGeneratedChains) {
   absl::StatusOr<std::vector<FlowEnd>> none = FindFlowEnds(*t, *FindFlowId(*t, "noise"), &stats);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// A table written before numeric flow ids (version 6: every id a string)
+// answers every chain by its text with the same ends, through its string
+// table; and its tiles name no numbers.
+TEST_P(FlowEndsTest, VersionSixTablesHoldEveryIdAsAString) {
+  std::vector<Chain> chains;
+  std::unique_ptr<Table> t = Ingest(RandomTrace(GetParam(), 3, 300, 60, &chains));
+  ASSERT_TRUE(t);
+  std::map<std::string, std::set<End>> want;
+  for (const Chain& ch : chains) {
+    ReadStats stats;
+    absl::StatusOr<std::vector<FlowEnd>> got = FindFlowEnds(*t, *FindFlowId(*t, ch.id), &stats);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_FALSE(got->empty()) << ch.id;
+    for (const FlowEnd& e : *got) want[ch.id].insert(Key(e));
+  }
+  const std::string path = t->path();
+  t.reset();
+  DowngradeFlowIds(path);
+  absl::StatusOr<std::unique_ptr<Table>> old = Table::Open(path);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ((*old)->meta().format_version(), 6u);
+  for (const Chain& ch : chains) {
+    std::optional<uint32_t> sid = FindFlowId(**old, ch.id);
+    ASSERT_TRUE(sid) << ch.id;
+    EXPECT_FALSE(IsNumericFlowId(*sid)) << ch.id;
+    EXPECT_EQ((*old)->String(*sid), ch.id);
+    ReadStats stats;
+    absl::StatusOr<std::vector<FlowEnd>> got = FindFlowEnds(**old, *sid, &stats);
+    ASSERT_TRUE(got.ok()) << got.status();
+    std::set<End> keys;
+    for (const FlowEnd& e : *got) keys.insert(Key(e));
+    EXPECT_EQ(keys, want[ch.id]) << ch.id;
+    const serve::Params by_id{{"id", ch.id}};
+    serve::Reply r = serve::FlowReply(**old, by_id);
+    EXPECT_EQ(r.status, 200);
+  }
+  for (const auto& [flow, ends] : BruteForce(**old)) EXPECT_FALSE(IsNumericFlowId(flow)) << flow;
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowEndsTest, ::testing::Values(1u, 2u, 3u));

@@ -28,6 +28,7 @@
 #include "query/export.h"
 #include "query/serve/api.h"
 #include "query/serve/flow_api.h"
+#include "tests/flow_id_downgrade.h"
 #include "query/serve/memory_api.h"
 #include "query/serve/server.h"
 #include "query/serve/tiles_api.h"
@@ -407,6 +408,21 @@ void RunTableTest::Compare(size_t max_open, bool grid) {
 TEST_F(RunTableTest, RunAnswersAsOneTable) {
   MakeInputs(4, 1);
   Compare(64, true);
+}
+
+// Shards written before numeric flow ids (version 6: "4" a string id) beside
+// newer ones (4 a number): a flow across them is still one flow, and every
+// answer is the one table's.
+TEST_F(RunTableTest, ShardsWrittenBeforeNumericFlowIds) {
+  MakeInputs(4, 5);
+  DowngradeFlowIds(ShardDir(hosts_[0]));
+  DowngradeFlowIds(ShardDir(hosts_[2]));
+  for (int h : {0, 2}) {
+    absl::StatusOr<std::unique_ptr<Table>> shard = Table::Open(ShardDir(hosts_[h]));
+    ASSERT_TRUE(shard.ok()) << shard.status();
+    ASSERT_EQ((*shard)->meta().format_version(), 6u);
+  }
+  Compare(2, true);
 }
 
 // More shards than the LRU keeps open: answers stay exact, open shards bounded.
