@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/run_info.h"
 #include "format/args_codec.h"
+#include "format/flow_id.h"
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/stats_codec.h"
@@ -26,7 +27,8 @@ namespace {
 
 class Verifier {
  public:
-  explicit Verifier(const Table& t) : t_(t) {}
+  explicit Verifier(const Table& t)
+      : t_(t), numeric_flows_(t.meta().format_version() >= kNumericFlowIdsVersion) {}
 
   int Run() {
     std::unique_ptr<leveldb::Iterator> it = t_.NewIterator();
@@ -149,6 +151,11 @@ class Verifier {
       last_ts_ = std::max(last_ts_, r.ts);
       if (r.dur < 0) return Error(key, "negative duration");
       if (r.name >= t_.num_strings() || r.cat >= t_.num_strings()) return Error(key, "string id out of range");
+      for (uint32_t flow : {r.flow_id, r.flow_out, r.flow_in}) {
+        if (IsNumericFlowId(flow) ? !numeric_flows_ : flow >= t_.num_strings()) {
+          return Error(key, "flow id out of range");
+        }
+      }
       // Events are stored at their duration class or higher (where they are
       // alone in their summary group), never lower.
       if (tk.section == TileSection::kEvents &&
@@ -238,6 +245,7 @@ class Verifier {
   }
 
   const Table& t_;
+  const bool numeric_flows_;  // flow ids may be numbers (format/flow_id.h)
   absl::flat_hash_map<uint32_t, uint64_t> per_track_;
   std::string last_run_;
   int64_t last_ts_ = INT64_MIN;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 #include <map>
 #include <optional>
 #include <random>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "format/tile_codec.h"
 #include "format/keys.h"
 #include "gtest/gtest.h"
 #include "ingest/input.h"
@@ -286,6 +290,56 @@ TEST_P(FlowEndsTest, VersionSixTablesHoldEveryIdAsAString) {
     EXPECT_EQ(r.status, 200);
   }
   for (const auto& [flow, ends] : BruteForce(**old)) EXPECT_FALSE(IsNumericFlowId(flow)) << flow;
+}
+
+// `tracetable verify` takes a flow id beyond the string table, or a number
+// in a table older than numbers, for damage.
+TEST_P(FlowEndsTest, VerifyChecksFlowIds) {
+  std::vector<Chain> chains;
+  std::unique_ptr<Table> t = Ingest(RandomTrace(GetParam(), 2, 100, 12, &chains));
+  ASSERT_TRUE(t);
+  const std::string path = t->path();
+  const uint32_t strings = static_cast<uint32_t>(t->num_strings());
+  const int64_t min_ts = t->meta().min_ts();
+  t.reset();
+  auto verify = [](const std::string& table) {
+    std::vector<std::string> args = {"verify", table};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    std::ostringstream out;
+    std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+    const int rc = cli::VerifyMain(static_cast<int>(argv.size()), argv.data());
+    std::cout.rdbuf(old);
+    return rc;
+  };
+  // Sets the first flow event's id in the table to `id`.
+  auto set_first_flow = [&](const std::string& table, uint32_t id) {
+    EditTable(table, [&](std::map<std::string, std::string>* records) {
+      for (auto& [key, value] : *records) {
+        TileKey tk;
+        if (key[0] != kTilePrefix || !DecodeTileKey(key, &tk) || tk.section != TileSection::kEvents) continue;
+        const int64_t start = min_ts + static_cast<int64_t>(tk.start);
+        std::vector<TileRow> rows;
+        ASSERT_TRUE(DecodeTile(value, start, &rows).ok());
+        for (TileRow& r : rows) {
+          if (r.kind != EventKind::kFlowStart) continue;
+          r.flow_id = id;
+          value = EncodeTile(rows, start, false);
+          return;
+        }
+      }
+      FAIL() << "no flow event";
+    });
+  };
+  const fs::path copy = dir_ / "copy.tracetable";
+  fs::copy(path, copy, fs::copy_options::recursive);
+  EXPECT_EQ(verify(path), 0);
+  set_first_flow(path, strings + 3);
+  EXPECT_NE(verify(path), 0);
+  DowngradeFlowIds(copy.string());
+  EXPECT_EQ(verify(copy.string()), 0);
+  set_first_flow(copy.string(), *NumericFlowId("12"));
+  EXPECT_NE(verify(copy.string()), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, FlowEndsTest, ::testing::Values(1u, 2u, 3u));
