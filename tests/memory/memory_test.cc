@@ -29,6 +29,7 @@
 #include "query/serve/server.h"
 #include "simdjson.h"
 #include "zlib.h"
+#include "tests/run_cli.h"
 
 namespace tracetable {
 namespace {
@@ -245,17 +246,6 @@ std::map<std::pair<std::string, std::string>, Reference> References(const std::v
   std::map<std::pair<std::string, std::string>, Reference> out;
   for (auto& [k, v] : by) out[k] = Compute(v);
   return out;
-}
-
-int RunCli(int (*main)(int, char**), std::vector<std::string> args, std::string* out = nullptr) {
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  std::ostringstream captured;
-  std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
-  const int rc = main(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old);
-  if (out) *out = captured.str();
-  return rc;
 }
 
 class MemoryTest : public ::testing::Test {

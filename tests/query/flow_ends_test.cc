@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 #include <map>
 #include <optional>
 #include <random>
@@ -29,6 +27,7 @@
 #include "store/table.h"
 #include "store/table_builder.h"
 #include "tests/flow_id_downgrade.h"
+#include "tests/run_cli.h"
 #include "tests/table_edit.h"
 
 namespace tracetable {
@@ -302,16 +301,7 @@ TEST_P(FlowEndsTest, VerifyChecksFlowIds) {
   const uint32_t strings = static_cast<uint32_t>(t->num_strings());
   const int64_t min_ts = t->meta().min_ts();
   t.reset();
-  auto verify = [](const std::string& table) {
-    std::vector<std::string> args = {"verify", table};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    std::ostringstream out;
-    std::streambuf* old = std::cout.rdbuf(out.rdbuf());
-    const int rc = cli::VerifyMain(static_cast<int>(argv.size()), argv.data());
-    std::cout.rdbuf(old);
-    return rc;
-  };
+  auto verify = [](const std::string& table) { return RunCli(cli::VerifyMain, {"verify", table}); };
   // Sets the first flow event's id in the table to `id`.
   auto set_first_flow = [&](const std::string& table, uint32_t id) {
     EditTable(table, [&](std::map<std::string, std::string>* records) {
