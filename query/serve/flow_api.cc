@@ -62,7 +62,7 @@ Reply FlowReply(const Table& t, const Params& p) {
   if (sid_text) {
     uint32_t v = 0;
     if (!absl::SimpleAtoi(Av(*sid_text), &v) || v == 0 || (!IsNumericFlowId(v) && v >= t.num_strings())) {
-      return ErrorReply(400, absl::StrCat("not a string id of this table: '", sid_text->substr(0, 64), "'"), "sid");
+      return ErrorReply(400, absl::StrCat("not a flow id of this table: '", sid_text->substr(0, 64), "'"), "sid");
     }
     sid = v;
   } else {
