@@ -37,7 +37,7 @@ uint32_t FlowOf(const std::vector<uint32_t>& builder_strings, uint32_t id) {
 ProducerSink::ProducerSink(PipelineQueue* queue, InputClock* clock)
     : queue_(queue), clock_(clock), producer_(queue->NewProducer()),
       batch_(queue->NewBatch(producer_)) {
-  strings_[""] = 0;
+  strings_.Insert("", 0);
 }
 
 ProducerSink::~ProducerSink() {
@@ -89,14 +89,12 @@ void ProducerSink::BeginInput(std::string_view path, std::string_view host) {
 }
 
 uint32_t ProducerSink::Intern(std::string_view s) {
-  auto it = strings_.find(s);
-  if (it != strings_.end()) return it->second;
+  if (std::optional<uint32_t> known = strings_.Find(s)) return *known;
   const uint32_t id = next_string_++;
   std::string_view stored;
   const uint32_t shared = queue_->strings()->Intern(s, &stored);
-  strings_.emplace(stored, id);
-  // A slot (view and id) and a control byte per slot of capacity.
-  const size_t bytes = strings_.capacity() * (sizeof(std::pair<std::string_view, uint32_t>) + 1);
+  strings_.Insert(stored, id);
+  const size_t bytes = strings_.bytes();
   if (bytes != strings_bytes_) {
     queue_->strings()->Charge(static_cast<int64_t>(bytes) - static_cast<int64_t>(strings_bytes_));
     strings_bytes_ = bytes;
@@ -118,7 +116,7 @@ uint32_t ProducerSink::InternId(std::string_view s) {
 
 // The map of a worker holds every name it has seen (68k on the bench trace,
 // megabytes): a lookup is a cache miss on its slot, which this starts early.
-void ProducerSink::PrefetchIntern(std::string_view s) { strings_.prefetch(s); }
+void ProducerSink::PrefetchIntern(std::string_view s) { strings_.Prefetch(s); }
 
 absl::StatusOr<int64_t> ProducerSink::ToRelativePs(int64_t abs_ns, int32_t sub_ns_ps) {
   if (!clock_->have_origin) {

@@ -50,6 +50,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "format/absl_compat.h"
 #include "store/event_sink.h"
+#include "store/string_id_map.h"
 
 namespace tracetable {
 
@@ -133,10 +134,10 @@ class ProducerSink : public EventSink {
   int producer_;
   int slot_ = -1;
   std::unique_ptr<pipeline::Batch> batch_;
-  // Keys view the shared table's copies (store/shared_strings.h), so a
-  // string's text is held once however many producers know it; the map's
+  // Long keys view the shared table's copies (store/shared_strings.h), so
+  // such a text is held once however many producers know it; the map's
   // bytes are charged to the shared table (see its bytes()).
-  absl::flat_hash_map<std::string_view, uint32_t, TextHash> strings_;
+  StringIdMap strings_;
   size_t strings_bytes_ = 0;  // last charged size of strings_
   uint32_t next_string_ = 1;  // this producer's next string id ("" is 0)
   absl::flat_hash_map<std::string, uint32_t> tracks_;
