@@ -8,9 +8,9 @@
 namespace tracetable {
 namespace {
 
-// A bin's rows come out of a hash map, whose order differs between runs:
-// the order must be total (one row per kind group and lane) so the tiles
-// are the same bytes every time.
+// std::sort is not stable: the order must be total (one row per kind group
+// and lane) so the tiles are the same bytes whatever order a bin's groups
+// opened in.
 bool TsLess(const TileRow& a, const TileRow& b) {
   if (a.ts != b.ts) return a.ts < b.ts;
   if (a.lane != b.lane) return a.lane < b.lane;
@@ -105,17 +105,20 @@ absl::Status TrackWriter::Insert(int k, const TileRow& item) {
     level.counter_open.push_back(item);
   } else {
     const uint64_t key = (uint64_t{KindGroup(item.kind)} << 32) | item.lane;
-    auto [it, inserted] = level.open.try_emplace(key, item);
-    if (!inserted) {
+    auto [it, inserted] = level.open_index.try_emplace(key, static_cast<uint32_t>(level.open.size()));
+    if (inserted) {
+      level.open.push_back(item);
+    } else {
       // The group gains a member: lone events in it were last alone one
       // level down, which is where they are stored.
-      if (it->second.count == 1) {
-        if (absl::Status s = Place(it->second, k - 1); !s.ok()) return s;
+      TileRow& agg = level.open[it->second];
+      if (agg.count == 1) {
+        if (absl::Status s = Place(agg, k - 1); !s.ok()) return s;
       }
       if (item.count == 1) {
         if (absl::Status s = Place(item, k - 1); !s.ok()) return s;
       }
-      FoldSummary(&it->second, item);
+      FoldSummary(&agg, item);
     }
   }
   return absl::OkStatus();
@@ -123,18 +126,17 @@ absl::Status TrackWriter::Insert(int k, const TileRow& item) {
 
 absl::Status TrackWriter::CloseBin(int k) {
   Level& level = levels_[k];
-  std::vector<TileRow> rows;
   if (counter_) {
     std::vector<TileRow> candidates;
     candidates.swap(level.counter_open);
     level.bin = -1;
     return CloseCounterBin(k, candidates);
-  } else {
-    rows.reserve(level.open.size());
-    for (auto& [key, agg] : level.open) rows.push_back(agg);
-    level.open.clear();
-    std::sort(rows.begin(), rows.end(), TsLess);
   }
+  // What follows touches only the levels above k and this level's tile, so
+  // the rows are read in place and cleared (keeping their capacity) after.
+  std::vector<TileRow>& rows = level.open;
+  level.open_index.clear();
+  std::sort(rows.begin(), rows.end(), TsLess);
   level.bin = -1;
   for (const TileRow& row : rows) {
     const bool lone_event = row.count == 1;
@@ -147,6 +149,7 @@ absl::Status TrackWriter::CloseBin(int k) {
       if (absl::Status s = Place(row, k); !s.ok()) return s;  // alone at the top
     }
   }
+  rows.clear();
   return absl::OkStatus();
 }
 

@@ -57,7 +57,11 @@ class TrackWriter {
   struct Level {
     int64_t bin = -1;       // open bin index, -1 if none
     int64_t bin_end = 0;    // first ts past the open bin
-    absl::flat_hash_map<uint64_t, TileRow> open;  // (kind group, lane) -> aggregate
+    // The open bin's aggregates, one per (kind group, lane), and where each
+    // key's is: a bin closes about once per event at the finest levels, so
+    // its rows are sorted where they lie rather than copied out of a map.
+    std::vector<TileRow> open;
+    absl::flat_hash_map<uint64_t, uint32_t> open_index;
     std::vector<TileRow> counter_open;            // counters: candidate samples
     std::vector<TileRow> rows;                    // rows of the open tile
   };
