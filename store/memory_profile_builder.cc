@@ -477,9 +477,12 @@ class IdDeriver {
     return *field - 1;
   }
 
-  absl::Status Sample(uint32_t* field, std::string_view series, int64_t ts, double value) {
+  // `name`: the series' interned name once known (0 before: "" is never a
+  // series), so a sample costs no string lookup.
+  absl::Status Sample(uint32_t* field, uint32_t* name, std::string_view series, int64_t ts, double value) {
     const uint32_t track = Track(field, series);
-    return out_.add_counter(track, sink_->Intern(series), ts, value);
+    if (*name == 0) *name = sink_->Intern(series);
+    return out_.add_counter(track, *name, ts, value);
   }
 
   // In use gets a sample per event (its curve is the profile); the other
@@ -487,7 +490,7 @@ class IdDeriver {
   // the next sample, so nothing is lost, and reserved bytes rarely change.
   absl::Status Samples(const MemoryRecord& r) {
     uint32_t t = id_->in_use_track();
-    absl::Status s = Sample(&t, "in use bytes", r.ts, static_cast<double>(running_));
+    absl::Status s = Sample(&t, &in_use_name_, "in use bytes", r.ts, static_cast<double>(running_));
     id_->set_in_use_track(t);
     auto changed = [](std::optional<double>* last, double v) {
       if (*last == v) return false;
@@ -496,18 +499,18 @@ class IdDeriver {
     };
     if (s.ok() && r.reserved != MemoryRecord::kNone && changed(&last_reserved_, static_cast<double>(r.reserved))) {
       t = id_->reserved_track();
-      s = Sample(&t, "reserved bytes", r.ts, static_cast<double>(r.reserved));
+      s = Sample(&t, &reserved_name_, "reserved bytes", r.ts, static_cast<double>(r.reserved));
       id_->set_reserved_track(t);
     }
     if (s.ok() && r.available != MemoryRecord::kNone &&
         changed(&last_available_, static_cast<double>(r.available))) {
       t = id_->available_track();
-      s = Sample(&t, "available bytes", r.ts, static_cast<double>(r.available));
+      s = Sample(&t, &available_name_, "available bytes", r.ts, static_cast<double>(r.available));
       id_->set_available_track(t);
     }
     if (s.ok() && r.has_fragmentation && changed(&last_fragmentation_, r.fragmentation)) {
       t = id_->fragmentation_track();
-      s = Sample(&t, "fragmentation", r.ts, r.fragmentation);
+      s = Sample(&t, &fragmentation_name_, "fragmentation", r.ts, r.fragmentation);
       id_->set_fragmentation_track(t);
     }
     return s;
@@ -520,6 +523,7 @@ class IdDeriver {
   int64_t running_ = 0;
   bool have_reserved_ = false;
   std::optional<double> last_reserved_, last_available_, last_fragmentation_;
+  uint32_t in_use_name_ = 0, reserved_name_ = 0, available_name_ = 0, fragmentation_name_ = 0;
   RecordFile<CurvePoint> curve_;  // one point per event
   RecordFile<Interval> allocs_;   // frees not yet known
   ExternalSorter<FreeRecord, FreeOrder> frees_;
