@@ -41,6 +41,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "boost/sort/pdqsort/pdqsort.hpp"
+#include "store/page_warmer.h"
 #include "store/thread_name.h"
 
 namespace tracetable {
@@ -241,10 +242,19 @@ class ExternalSorter {
     if (buffer_.capacity() == 0) {
       buffer_.reserve(max_records_);
       sorter_internal::AdviseHugePages(buffer_.data(), max_records_ * sizeof(Record));
+      if (warm_ahead_ > 0) {
+        warmer_ = std::make_unique<PageWarmer>(buffer_.data(), max_records_ * sizeof(Record), warm_ahead_);
+      }
     }
     buffer_.push_back(r);
+    if (warmer_ && buffer_.size() % kWarmStepRecords == 0) warmer_->Filled(buffer_.size() * sizeof(Record));
     return absl::OkStatus();
   }
+
+  // Has the buffer's pages faulted in up to `bytes` ahead of the records
+  // added, off the adding thread when a core is idle (store/page_warmer.h).
+  // Takes effect when the buffer is first reserved.
+  void WarmAhead(size_t bytes) { warm_ahead_ = bytes; }
   size_t size() const { return buffer_.size() + spilled_; }
   size_t max_records() const { return max_records_; }
 
@@ -267,6 +277,7 @@ class ExternalSorter {
     if (buffer_.size() >= max_records_) {
       if (absl::Status s = Spill(); !s.ok()) return s;
     }
+    if (warmer_) warmer_->SetEnd(max_records_ * sizeof(Record));
     if (buffer_.capacity() > 0) {
       constexpr uintptr_t kPage = 4096;
       const uintptr_t begin =
@@ -482,6 +493,9 @@ class ExternalSorter {
   Less less_;
   size_t max_records_;
   std::vector<Record> buffer_;
+  static constexpr size_t kWarmStepRecords = std::max<size_t>((size_t{1} << 20) / sizeof(Record), 1);
+  size_t warm_ahead_ = 0;
+  std::unique_ptr<PageWarmer> warmer_;  // declared after buffer_: stops before it is freed
   std::vector<std::string> runs_;
   uint64_t spilled_ = 0;
   std::vector<uint64_t> run_sizes_;  // records of each run

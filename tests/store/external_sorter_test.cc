@@ -171,29 +171,34 @@ TEST(ExternalSorter, GroupsReadAloneGiveEachTracksRecordsInOrder) {
 
 // A limit lowered while the buffer is part full (TableBuilder charging
 // strings to the budget) spills what is over it, and later fills stop at
-// the new limit: the merge still gives every record in order.
+// the new limit: the merge still gives every record in order. The same
+// with the buffer's pages warmed ahead (store/page_warmer.h), whose end the
+// lowered limit moves.
 TEST(ExternalSorter, LoweredLimitSpillsAndStillSorts) {
   const std::vector<Pair> in = RandomPairs(11, 50000);
   std::vector<Pair> want = in;
   std::sort(want.begin(), want.end(), PairLess);
-  ExternalSorter<Pair, LessFn<PairLess>> sorter(Prefix("shrink"), LessFn<PairLess>{}, 20000);
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (i == 15000) {
-      ASSERT_TRUE(sorter.SetMaxRecords(4000).ok());  // below what is buffered: spills
-      EXPECT_EQ(sorter.runs(), 1);
+  for (bool warm : {false, true}) {
+    ExternalSorter<Pair, LessFn<PairLess>> sorter(Prefix(warm ? "shrink-warm" : "shrink"), LessFn<PairLess>{}, 20000);
+    if (warm) sorter.WarmAhead(16 << 10);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (i == 15000) {
+        ASSERT_TRUE(sorter.SetMaxRecords(4000).ok());  // below what is buffered: spills
+        EXPECT_EQ(sorter.runs(), 1);
+      }
+      if (i == 30000) ASSERT_TRUE(sorter.SetMaxRecords(100000).ok());  // no higher than reserved
+      ASSERT_TRUE(sorter.Add(in[i]).ok());
     }
-    if (i == 30000) ASSERT_TRUE(sorter.SetMaxRecords(100000).ok());  // no higher than reserved
-    ASSERT_TRUE(sorter.Add(in[i]).ok());
+    EXPECT_EQ(sorter.max_records(), 20000u);
+    // One run at the shrink, three fills of 4000 up to 30000, one of 20000.
+    EXPECT_EQ(sorter.runs(), 5);
+    std::vector<Pair> out;
+    ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
+                      out.push_back(p);
+                      return absl::OkStatus();
+                    }).ok());
+    EXPECT_TRUE(Same(out, want)) << (warm ? "warmed" : "not warmed");
   }
-  EXPECT_EQ(sorter.max_records(), 20000u);
-  // One run at the shrink, three fills of 4000 up to 30000, one of 20000.
-  EXPECT_EQ(sorter.runs(), 5);
-  std::vector<Pair> out;
-  ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
-                    out.push_back(p);
-                    return absl::OkStatus();
-                  }).ok());
-  EXPECT_TRUE(Same(out, want));
 }
 
 }  // namespace

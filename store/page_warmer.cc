@@ -1,0 +1,74 @@
+#include "store/page_warmer.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+
+#include "store/thread_name.h"
+
+namespace tracetable {
+namespace {
+
+constexpr uintptr_t kPage = 4096;
+// One huge page: the buffers this warms are advised for them.
+constexpr size_t kStep = size_t{2} << 20;
+
+}  // namespace
+
+PageWarmer::PageWarmer(void* begin, size_t bytes, size_t ahead) : ahead_(ahead) {
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + bytes) & ~(kPage - 1);
+  if (last <= first) return;
+  begin_ = first;
+  end_.store(last - first, std::memory_order_relaxed);
+  thread_ = std::thread([this] { Run(); });
+}
+
+PageWarmer::~PageWarmer() {
+  stop_.store(true, std::memory_order_relaxed);
+  Signal();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PageWarmer::Signal() {
+  signal_.fetch_add(1, std::memory_order_release);
+  signal_.notify_one();
+}
+
+void PageWarmer::Filled(size_t bytes) {
+  // Offsets are from the caller's start; the aligned start is at most a
+  // page later, which only makes the warmer a page more eager.
+  filled_.store(bytes, std::memory_order_relaxed);
+  Signal();
+}
+
+void PageWarmer::SetEnd(size_t bytes) {
+  std::lock_guard<std::mutex> lock(warming_);
+  end_.store(std::min(end_.load(std::memory_order_relaxed), bytes & ~(kPage - 1)), std::memory_order_relaxed);
+}
+
+void PageWarmer::Run() {
+  NameThisThread("tt-warm");
+  sched_param param{};
+  sched_setscheduler(0, SCHED_IDLE, &param);  // this thread only; a failure leaves it at normal priority
+  size_t warmed = 0;
+  for (;;) {
+    const uint32_t seen = signal_.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_relaxed)) return;
+    const size_t target = std::min(filled_.load(std::memory_order_relaxed) + ahead_,
+                                   end_.load(std::memory_order_relaxed));
+    if (warmed >= target) {
+      signal_.wait(seen, std::memory_order_acquire);
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(warming_);
+    const size_t end = end_.load(std::memory_order_relaxed);
+    if (warmed >= end) continue;
+    const size_t n = std::min(kStep, end - warmed);
+    if (madvise(reinterpret_cast<void*>(begin_ + warmed), n, MADV_POPULATE_WRITE) != 0) return;
+    warmed += n;
+  }
+}
+
+}  // namespace tracetable
