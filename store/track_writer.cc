@@ -84,6 +84,15 @@ absl::Status TrackWriter::Place(const TileRow& row, int level) {
   return place_(row, level);
 }
 
+uint32_t* TrackWriter::OpenSlot(Level& level, uint32_t group, uint32_t lane) {
+  if (lane < kNearLanes) {
+    const size_t i = size_t{lane} * kKindGroups + group;
+    if (i >= level.open_near.size()) level.open_near.resize((size_t{lane} + 1) * kKindGroups, kNoRow);
+    return &level.open_near[i];
+  }
+  return &level.open_far.try_emplace((uint64_t{group} << 32) | lane, kNoRow).first->second;
+}
+
 absl::Status TrackWriter::CloseBinsBefore(int64_t ts) {
   for (int k = 1; k < num_levels_; ++k) {
     if (levels_[k].bin >= 0 && ts >= levels_[k].bin_end) {
@@ -104,14 +113,14 @@ absl::Status TrackWriter::Insert(int k, const TileRow& item) {
   if (counter_) {
     level.counter_open.push_back(item);
   } else {
-    const uint64_t key = (uint64_t{KindGroup(item.kind)} << 32) | item.lane;
-    auto [it, inserted] = level.open_index.try_emplace(key, static_cast<uint32_t>(level.open.size()));
-    if (inserted) {
+    uint32_t* slot = OpenSlot(level, KindGroup(item.kind), item.lane);
+    if (*slot == kNoRow) {
+      *slot = static_cast<uint32_t>(level.open.size());
       level.open.push_back(item);
     } else {
       // The group gains a member: lone events in it were last alone one
       // level down, which is where they are stored.
-      TileRow& agg = level.open[it->second];
+      TileRow& agg = level.open[*slot];
       if (agg.count == 1) {
         if (absl::Status s = Place(agg, k - 1); !s.ok()) return s;
       }
@@ -135,7 +144,10 @@ absl::Status TrackWriter::CloseBin(int k) {
   // What follows touches only the levels above k and this level's tile, so
   // the rows are read in place and cleared (keeping their capacity) after.
   std::vector<TileRow>& rows = level.open;
-  level.open_index.clear();
+  for (const TileRow& row : rows) {
+    if (row.lane < kNearLanes) level.open_near[row.lane * kKindGroups + KindGroup(row.kind)] = kNoRow;
+  }
+  if (!level.open_far.empty()) level.open_far.clear();
   std::sort(rows.begin(), rows.end(), TsLess);
   level.bin = -1;
   for (const TileRow& row : rows) {

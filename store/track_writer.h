@@ -59,12 +59,21 @@ class TrackWriter {
     int64_t bin_end = 0;    // first ts past the open bin
     // The open bin's aggregates, one per (kind group, lane), and where each
     // key's is: a bin closes about once per event at the finest levels, so
-    // its rows are sorted where they lie rather than copied out of a map.
+    // its rows are sorted where they lie rather than copied out of a map,
+    // and most lanes are found by index rather than by hash.
     std::vector<TileRow> open;
-    absl::flat_hash_map<uint64_t, uint32_t> open_index;
+    std::vector<uint32_t> open_near;  // [lane * kKindGroups + group], lanes < kNearLanes
+    absl::flat_hash_map<uint64_t, uint32_t> open_far;
     std::vector<TileRow> counter_open;            // counters: candidate samples
     std::vector<TileRow> rows;                    // rows of the open tile
   };
+
+  static constexpr uint32_t kKindGroups = 3;  // KindGroup's values
+  static constexpr uint32_t kNearLanes = 4096;
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+  // The slot holding where the open bin's (group, lane) aggregate is in
+  // level.open, kNoRow if it has none.
+  static uint32_t* OpenSlot(Level& level, uint32_t group, uint32_t lane);
 
   absl::Status CloseBinsBefore(int64_t ts);
   absl::Status Insert(int level, const TileRow& item);
