@@ -125,7 +125,7 @@ absl::Status TableBuilder::Open() {
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
   // once matched, then 1/16 for the track workers' placed events (twice
   // that for a track past it: the external sorter's buffer beside the
-  // per-level buffers, which keep their capacity), 1/64 for their held
+  // per-level buffers, which keep their capacity), 1/32 for their held
   // summaries and 1/64 for short tracks' tiles: WriteTiles), and the rest
   // for what is not counted in records:
   // merge read buffers, pipeline batches, strings (100M events: peak RSS
@@ -742,7 +742,11 @@ absl::Status TableBuilder::WriteTiles() {
   // A track's events wait here until the track ends; bigger tracks spill.
   po.placed_records = options_.memory_budget / 16 / po.threads / sizeof(PlacedRecord);
   po.spill_prefix = temp_dir_ + "-spill/placed";
-  po.held_bytes = std::max<size_t>(options_.memory_budget / 64 / po.threads, 1 << 20);
+  // A track's summaries wait until its events are written. Past this they
+  // go to files that overlap and are merged when sealing, on one thread at
+  // the very end: Kineto 10M's three biggest tracks hold 8-9 MiB each,
+  // which 1/64 of the default budget per worker sent there (25.7 MiB, 0.23 s).
+  po.held_bytes = std::max<size_t>(options_.memory_budget / 32 / po.threads, 1 << 20);
   po.runs = runs_.get();
   po.resources = &resources_;
   // Its chunks are written on as many threads as tiles are (Finish()).
