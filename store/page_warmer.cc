@@ -43,9 +43,13 @@ void PageWarmer::Filled(size_t bytes) {
   Signal();
 }
 
+// No lock: the thread runs at idle priority, so a lock it held could keep
+// the filler waiting for as long as the cores stay busy.
 void PageWarmer::SetEnd(size_t bytes) {
-  std::lock_guard<std::mutex> lock(warming_);
-  end_.store(std::min(end_.load(std::memory_order_relaxed), bytes & ~(kPage - 1)), std::memory_order_relaxed);
+  const size_t end = bytes & ~(kPage - 1);
+  size_t old = end_.load(std::memory_order_relaxed);
+  while (end < old && !end_.compare_exchange_weak(old, end, std::memory_order_relaxed)) {
+  }
 }
 
 void PageWarmer::Run() {
@@ -62,10 +66,7 @@ void PageWarmer::Run() {
       signal_.wait(seen, std::memory_order_acquire);
       continue;
     }
-    std::lock_guard<std::mutex> lock(warming_);
-    const size_t end = end_.load(std::memory_order_relaxed);
-    if (warmed >= end) continue;
-    const size_t n = std::min(kStep, end - warmed);
+    const size_t n = std::min(kStep, target - warmed);
     if (madvise(reinterpret_cast<void*>(begin_ + warmed), n, MADV_POPULATE_WRITE) != 0) return;
     warmed += n;
   }

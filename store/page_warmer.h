@@ -13,8 +13,9 @@
 //
 // Contract:
 //  - Warms [begin, begin + bytes) in order, at most `ahead` bytes past the
-//    position last given to Filled(), never past the end (SetEnd lowers it:
-//    once SetEnd returns, nothing past the new end is touched again).
+//    position last given to Filled(), never past the end. SetEnd lowers the
+//    end without waiting for the thread (which may be starved: see below):
+//    a step already under way may still fault in up to 2 MiB past it.
 //  - Never writes the contents: pages are faulted in with
 //    MADV_POPULATE_WRITE (Linux 5.14+; where it fails the warmer stops).
 //  - Filled() costs the filler an atomic store and a wake-up; call it every
@@ -27,7 +28,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 
 namespace tracetable {
@@ -53,7 +53,6 @@ class PageWarmer {
   std::atomic<size_t> end_{0};
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> signal_{0};  // bumped on every change; the thread waits on it
-  std::mutex warming_;               // held while a step is faulted in
   std::thread thread_;
 };
 
