@@ -1,7 +1,8 @@
 #include "store/page_warmer.h"
 
-#include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -13,6 +14,7 @@ namespace {
 constexpr uintptr_t kPage = 4096;
 // One huge page: the buffers this warms are advised for them.
 constexpr size_t kStep = size_t{2} << 20;
+constexpr int kNice = 10;
 
 }  // namespace
 
@@ -43,7 +45,7 @@ void PageWarmer::Filled(size_t bytes) {
   Signal();
 }
 
-// No lock: the thread runs at idle priority, so a lock it held could keep
+// No lock: the thread runs at low priority, so a lock it held could keep
 // the filler waiting for as long as the cores stay busy.
 void PageWarmer::SetEnd(size_t bytes) {
   const size_t end = bytes & ~(kPage - 1);
@@ -54,13 +56,17 @@ void PageWarmer::SetEnd(size_t bytes) {
 
 void PageWarmer::Run() {
   NameThisThread("tt-warm");
-  sched_param param{};
-  sched_setscheduler(0, SCHED_IDLE, &param);  // this thread only; a failure leaves it at normal priority
+  // Nice 10 (about a tenth of a normal thread's share), not SCHED_IDLE: a
+  // fault holds the address space's lock, and an idle-class thread
+  // preempted there could keep every thread that maps memory waiting as
+  // long as the cores stay busy. The work is the filler's own otherwise.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);  // this thread only; a failure leaves it as it is
   size_t warmed = 0;
   for (;;) {
     const uint32_t seen = signal_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed)) return;
-    const size_t target = std::min(filled_.load(std::memory_order_relaxed) + ahead_,
+    // Whole pages: madvise needs an aligned start for the next step.
+    const size_t target = std::min((filled_.load(std::memory_order_relaxed) + ahead_) & ~(kPage - 1),
                                    end_.load(std::memory_order_relaxed));
     if (warmed >= target) {
       signal_.wait(seen, std::memory_order_acquire);

@@ -1,5 +1,6 @@
 // PageWarmer: faults in the pages of a buffer a little ahead of the thread
-// that fills it, on a thread that runs only when a core would otherwise idle.
+// that fills it, on a low-priority thread that mostly runs when a core would
+// otherwise idle.
 //
 // Why: a page first touched costs the toucher a fault and a clear, and on a
 // VM a host fault too (this one: 2–4.5 s of CPU per GB). The main sorter's
@@ -20,8 +21,8 @@
 //    MADV_POPULATE_WRITE (Linux 5.14+; where it fails the warmer stops).
 //  - Filled() costs the filler an atomic store and a wake-up; call it every
 //    few MiB. The destructor stops the thread and waits for it.
-//  - The thread runs at SCHED_IDLE: when every core is busy it gets almost
-//    no time and the filler faults its pages itself, as without a warmer.
+//  - The thread runs at nice 10: when every core is busy it gets little
+//    time and the filler faults most pages itself, as without a warmer.
 #ifndef TRACETABLE_STORE_PAGE_WARMER_H_
 #define TRACETABLE_STORE_PAGE_WARMER_H_
 

@@ -77,6 +77,9 @@ TEST(PageWarmer, WarmsAheadOfTheFillerAndNoFurther) {
   EXPECT_EQ(m.Resident(12 * kMiB, 20 * kMiB), 0u);
   EXPECT_EQ(m.Resident(21 * kMiB, 64 * kMiB), 0u);
 
+  // Fillers report record counts times record sizes: not whole pages.
+  warmer.Filled(12 * kMiB + 4000);
+  ASSERT_TRUE(WaitResident(m, 0, 20 * kMiB));
   warmer.Filled(24 * kMiB);
   ASSERT_TRUE(WaitResident(m, 0, 32 * kMiB));
   warmer.SetEnd(40 * kMiB);
