@@ -13,9 +13,9 @@
 // so the order is always exact and the cost never above one sort.
 //
 // Memory: at most `max_records` records; Add() returns false when full, and
-// the caller moves them to an external sorter (TakeAll) for this track. The
-// buffers keep their capacity after that, so such a track holds twice its
-// share (the sorter's buffer beside them).
+// the caller drains them, in order, to an external sorter's sorted run for
+// this track and fills them again. The buffers keep their capacity, so such
+// a track holds twice its share (the sorter's buffer beside them).
 #ifndef TRACETABLE_STORE_PLACED_LEVELS_H_
 #define TRACETABLE_STORE_PLACED_LEVELS_H_
 
@@ -48,18 +48,23 @@ class PlacedLevels {
   size_t size() const { return size_; }
 
   // Calls fn(record) for every record in PlacedLess order, then empties
-  // (keeping capacity for the next track).
+  // (keeping capacity: buffers freed and grown again track after track, or
+  // fill after fill, cost more in fresh pages than their records).
   template <typename Fn>
   absl::Status Drain(Fn fn) {
-    return Empty(/*in_order=*/true, fn);
-  }
-
-  // Calls fn(record) for every record in no particular order, then empties
-  // (keeping capacity: buffers freed and grown again track after track cost
-  // more in fresh pages than their records).
-  template <typename Fn>
-  absl::Status TakeAll(Fn fn) {
-    return Empty(/*in_order=*/false, fn);
+    absl::Status st;
+    for (Level& l : levels_) {
+      SortTail(&l);
+      if (l.unordered) boost::sort::pdqsort(l.records.begin(), l.records.end(), kLess);
+      for (const PlacedRecord& p : l.records) {
+        if (st.ok()) st = fn(p);
+      }
+      l.records.clear();
+      l.sorted = 0;
+      l.unordered = false;
+    }
+    size_ = 0;
+    return st;
   }
 
  private:
@@ -71,25 +76,6 @@ class PlacedLevels {
     size_t sorted = 0;       // records[0, sorted) are in order
     bool unordered = false;  // given up: sorted whole at the end
   };
-
-  template <typename Fn>
-  absl::Status Empty(bool in_order, Fn fn) {
-    absl::Status st;
-    for (Level& l : levels_) {
-      if (in_order) {
-        SortTail(&l);
-        if (l.unordered) boost::sort::pdqsort(l.records.begin(), l.records.end(), kLess);
-      }
-      for (const PlacedRecord& p : l.records) {
-        if (st.ok()) st = fn(p);
-      }
-      l.records.clear();
-      l.sorted = 0;
-      l.unordered = false;
-    }
-    size_ = 0;
-    return st;
-  }
 
   void SortTail(Level* l) {
     if (l->unordered) return;

@@ -211,16 +211,20 @@ class TrackPool::Worker {
     p.event = RecordFromRow(row, track_);
     p.lane = row.lane;
     p.level = static_cast<uint32_t>(level);
-    if (!placed_spilled_) {
-      if (levels_.Add(p)) return absl::OkStatus();
-      // Past the track's share of memory: its records go to the external
-      // sorter, which spills.
-      placed_spilled_ = true;
-      if (absl::Status s = levels_.TakeAll([this](const PlacedRecord& q) { return placed_.Add(q); }); !s.ok()) {
-        return s;
-      }
-    }
-    return placed_.Add(p);
+    if (levels_.Add(p)) return absl::OkStatus();
+    // Past the track's share of memory: the levels go to the external
+    // sorter in order (it spills when full, its buffer as large as their
+    // share) and fill again. Records handed over in no order had to be
+    // sorted from scratch (Kineto 10M's biggest track: 5.5M records in
+    // 600k-record runs, 0.6 CPU-s); in order, its sort is one pass.
+    placed_spilled_ = true;
+    if (absl::Status s = MovePlacedToSorter(); !s.ok()) return s;
+    levels_.Add(p);  // empty now
+    return absl::OkStatus();
+  }
+
+  absl::Status MovePlacedToSorter() {
+    return levels_.Drain([this](const PlacedRecord& q) { return placed_.Add(q); });
   }
 
   // The track's events by (level, ts): runs of one level cut into tiles,
@@ -260,7 +264,8 @@ class TrackPool::Worker {
     absl::Status st;
     if (placed_spilled_) {
       placed_spilled_ = false;
-      st = placed_.Merge(options_.placed_records * sizeof(PlacedRecord) / 4, add);
+      st = MovePlacedToSorter();
+      if (st.ok()) st = placed_.Merge(options_.placed_records * sizeof(PlacedRecord) / 4, add);
     } else {
       st = levels_.Drain(add);
     }
