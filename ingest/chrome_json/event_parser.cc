@@ -341,12 +341,14 @@ absl::Status EventParser::SimdError(error_code err, const char* at) const {
 // ---------------------------------------------------------------- parsing
 
 namespace {
-EventParser::TimeField PresentTime(std::string_view text, const char* at) {
-  EventParser::TimeField f;
-  f.text = text;
-  f.at = at;
-  f.present = true;
-  return f;
+// Field by field: a TimeField built aside and copied in was read back whole
+// right after its fields were stored one by one, and the copy waited on
+// them (store forwarding fails).
+void SetPresentTime(EventParser::TimeField* f, std::string_view text, const char* at) {
+  f->text = text;
+  f->at = at;
+  f->present = true;
+  f->parsed = false;
 }
 }  // namespace
 
@@ -605,7 +607,7 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
   switch (t) {
     case od::json_type::number: {
       std::string_view text = TrimRight(v.raw_json_token());
-      *out = PresentTime(text, at);
+      SetPresentTime(out, text, at);
       // The fast path accepts only JSON-valid text (but for leading zeros),
       // so the general syntax check is needed only when it declines.
       if (std::optional<NsPs> fast = FastMicros(text);
@@ -621,7 +623,7 @@ absl::Status EventParser::ReadTime(Ondemand& v, std::string_view key,
       // Some generators quote their numbers; the text is checked when used.
       std::string_view text;
       if (auto e = v.get_string().get(text)) return SimdError(e, at);
-      *out = PresentTime(text, at);
+      SetPresentTime(out, text, at);
       return absl::OkStatus();
     }
     case od::json_type::null:
