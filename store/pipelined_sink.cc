@@ -372,8 +372,18 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
     // reads next, the op itself and the text of its arguments.
     if (i + 16 < batch.used) FetchLines<false>(&batch.ops[i + 16], sizeof(Op));
     if (i + 8 < batch.used) {
-      const std::string& next = batch.ops[i + 8].c;
-      FetchLines<false>(next.data(), std::min<size_t>(next.size(), 256));
+      const Op& next = batch.ops[i + 8];
+      FetchLines<false>(next.c.data(), std::min<size_t>(next.c.size(), 256));
+      // And the names' ids, in two steps, the second needing the first: an
+      // event's name misses the cache in both tables (perf, gen 10M: 3.7% of
+      // all CPU on two loads).
+      if (next.type == Op::kEvent && next.event.name < tr.strings.size()) {
+        __builtin_prefetch(&tr.strings[next.event.name]);
+      }
+    }
+    if (i + 4 < batch.used && batch.ops[i + 4].type == Op::kEvent &&
+        batch.ops[i + 4].event.name < tr.strings.size()) {
+      sink->PrefetchName(tr.strings[batch.ops[i + 4].event.name]);
     }
     Op& op = batch.ops[i];
     const IdToken pid{op.a, op.pid_number};
