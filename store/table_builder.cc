@@ -81,6 +81,7 @@ TableBuilder::TableBuilder(BuildOptions options) : options_(std::move(options)) 
 }
 
 TableBuilder::~TableBuilder() {
+  args_.reset();
   main_.reset();
   match_.reset();
   thread_times_.reset();
@@ -122,6 +123,7 @@ absl::Status TableBuilder::Open() {
   runs_ = std::make_unique<SortedRuns>(temp_dir_);
   runs_->set_small_bytes(options_.memory_budget / 64);
   out_ = runs_->NewWriter();
+  args_ = std::make_unique<ArgsWriter>(runs_->NewWriter());
   // The budget: 3/4 for the main sorter, 1/8 for begin/end records (freed
   // once matched, then 1/16 for the track workers' placed events (twice
   // that for a track past it: the external sorter's buffer beside the
@@ -372,7 +374,7 @@ absl::Status TableBuilder::Add(const Event& e) {
   }
   if (!e.args_json.empty() && e.args_json != "{}") {
     r.flags |= kFlagHasArgs;
-    if (absl::Status s = PutArgs(r.id, e.args_json); !s.ok()) return s;
+    if (absl::Status s = args_->Add(r.id, e.args_json); !s.ok()) return s;
   }
   if (e.dur < 0) CountSkipped("negative dur (stored as 0)");
   min_ts_ = std::min(min_ts_, r.ts);
@@ -479,21 +481,6 @@ absl::Status TableBuilder::WriteThreadTimes() {
   });
   if (!st.ok()) return st;
   return flush();
-}
-
-absl::Status TableBuilder::PutArgs(uint64_t id, std::string_view json) {
-  const uint64_t block = id >> kArgsBlockShift;
-  if (block != args_block_ && !args_.empty()) {
-    if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
-  }
-  args_block_ = block;
-  args_.Add(static_cast<uint32_t>(id - (block << kArgsBlockShift)), json);
-  return absl::OkStatus();
-}
-
-absl::Status TableBuilder::FlushArgsBlock() {
-  if (args_.empty()) return absl::OkStatus();
-  return Put(ArgsBlockKey(args_block_), args_.Finish());
 }
 
 absl::Status TableBuilder::Put(std::string key, std::string value) { return out_->Put(key, value); }
@@ -874,9 +861,9 @@ absl::Status TableBuilder::Finish() {
     return absl::ResourceExhaustedError(absl::StrCat("the trace has ", strings_.size(),
                                                      " distinct strings; a table holds at most ", kMaxStringIds));
   }
-  if (absl::Status s = FlushArgsBlock(); !s.ok()) return s;
-  // The argument blocks' files close: merging B's and E's arguments reads them.
-  if (absl::Status s = out_->Cut(); !s.ok()) return s;
+  // The argument blocks' files close: merging B's and E's arguments reads
+  // them, and rewrites them through writers started after.
+  if (absl::Status s = args_->Close(); !s.ok()) return s;
   Progress("matching begin/end", 0.0);
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
   match_.reset();

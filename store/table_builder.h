@@ -46,7 +46,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "format/args_codec.h"
+#include "store/args_writer.h"
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
 #include "store/external_sorter.h"
@@ -185,8 +185,6 @@ class TableBuilder : public EventSink {
   // Takes the string tables' growth out of the record sorters' shares of
   // the budget (they spill sooner and give the pages back).
   absl::Status ChargeStrings();
-  absl::Status PutArgs(uint64_t id, std::string_view json);
-  absl::Status FlushArgsBlock();
   // Writes the rewritten argument blocks (MergeArgs) as files of their own.
   absl::Status FlushMergedArgs();
   absl::Status Put(std::string key, std::string value);
@@ -266,8 +264,7 @@ class TableBuilder : public EventSink {
   int64_t max_end_ = INT64_MIN;
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> events_added_{0};
-  uint64_t args_block_ = 0;       // block of `args_`
-  ArgsBlockEncoder args_;         // arguments of the block being filled
+  std::unique_ptr<ArgsWriter> args_;  // the events' arguments, written on a thread of its own
   std::array<uint64_t, 32> kind_counts_{};  // by EventKind
   std::vector<uint64_t> input_events_;
   BuildStats stats_;
