@@ -30,14 +30,17 @@ absl::Status ArgsWriter::Add(uint64_t id, std::string_view json) {
   }
   block_.texts.append(json.data(), json.size());
   block_.entries.emplace_back(static_cast<uint32_t>(id - (number << kArgsBlockShift)),
-                              static_cast<uint32_t>(block_.texts.size()));
+                              block_.texts.size());
   return absl::OkStatus();
 }
 
 absl::Status ArgsWriter::HandOver() {
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return queue_.size() < kMaxQueued || !status_.ok(); });
+  done_.wait(lock, [&] {
+    return queue_.empty() || (queue_.size() < kMaxQueued && queued_bytes_ < kMaxQueuedBytes) || !status_.ok();
+  });
   if (!status_.ok()) return status_;
+  queued_bytes_ += block_.texts.size();
   queue_.push_back(std::move(block_));
   block_ = Block{};
   if (!spare_.empty()) {
@@ -74,20 +77,21 @@ void ArgsWriter::Run() {
       if (abandon_ || queue_.empty()) return;
       block = std::move(queue_.front());
       queue_.pop_front();
+      queued_bytes_ -= block.texts.size();
     }
     absl::Status s = Write(block);
     block.texts.clear();
     block.entries.clear();
     std::lock_guard<std::mutex> lock(mu_);
     if (!s.ok() && status_.ok()) status_ = s;
-    spare_.push_back(std::move(block));
+    if (spare_.size() < kMaxSpares && block.texts.capacity() <= kMaxSpareBytes) spare_.push_back(std::move(block));
     done_.notify_one();
     if (!status_.ok()) return;
   }
 }
 
 absl::Status ArgsWriter::Write(const Block& block) {
-  uint32_t begin = 0;
+  size_t begin = 0;
   for (const auto& [slot, end] : block.entries) {
     encoder_.Add(slot, std::string_view(block.texts).substr(begin, end - begin));
     begin = end;

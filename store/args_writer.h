@@ -11,8 +11,9 @@
 //    the same keys, values and order.
 //  - Close() hands over the last block, waits until all are written, closes
 //    `out` and returns the first error; a later Add() returns it too.
-//  - Memory: at most kMaxQueued blocks wait (each holds at most 256 texts);
-//    Add() waits for the thread beyond that.
+//  - Memory: besides the block being gathered and the one being written,
+//    at most kMaxQueued blocks or kMaxQueuedBytes of texts wait (at least
+//    one block); Add() waits for the thread beyond that.
 //  - Destroyed without Close() (a failed ingest), the thread stops and what
 //    waits is dropped.
 #ifndef TRACETABLE_STORE_ARGS_WRITER_H_
@@ -47,11 +48,16 @@ class ArgsWriter {
 
  private:
   static constexpr size_t kMaxQueued = 64;
+  static constexpr size_t kMaxQueuedBytes = size_t{8} << 20;
+  // Written blocks' buffers kept for reuse (fresh pages cost more than the
+  // copy), unless one grew past kMaxSpareBytes.
+  static constexpr size_t kMaxSpares = 4;
+  static constexpr size_t kMaxSpareBytes = size_t{1} << 20;
 
   struct Block {
     uint64_t number = 0;
     std::string texts;                                   // the texts, one after another
-    std::vector<std::pair<uint32_t, uint32_t>> entries;  // (slot, end of its text)
+    std::vector<std::pair<uint32_t, size_t>> entries;  // (slot, end of its text)
   };
 
   absl::Status HandOver();
@@ -66,6 +72,7 @@ class ArgsWriter {
   std::mutex mu_;
   std::condition_variable work_, done_;
   std::deque<Block> queue_;
+  size_t queued_bytes_ = 0;
   std::vector<Block> spare_;  // written blocks, their buffers kept
   bool closing_ = false;
   bool abandon_ = false;
