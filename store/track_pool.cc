@@ -219,8 +219,8 @@ class TrackPool::Worker {
     // 600k-record runs, 0.6 CPU-s); in order, its sort is one pass.
     placed_spilled_ = true;
     if (absl::Status s = MovePlacedToSorter(); !s.ok()) return s;
-    levels_.Add(p);  // empty now
-    return absl::OkStatus();
+    if (levels_.Add(p)) return absl::OkStatus();
+    return placed_.Add(p);  // a share of no records at all
   }
 
   absl::Status MovePlacedToSorter() {
@@ -284,7 +284,7 @@ class TrackPool::Worker {
   std::unique_ptr<StatsIndexWriter> stats_index_;
   uint32_t track_ = 0;
   // A track's placed events: in memory, per level (store/placed_levels.h),
-  // or past its share, in the external sorter.
+  // and past its share, also in the external sorter (each fill in order).
   PlacedLevels levels_;
   bool placed_spilled_ = false;
   SearchIndexWriter::Scratch search_scratch_;  // for this worker's calls to AddTile
