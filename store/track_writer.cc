@@ -93,11 +93,17 @@ uint32_t* TrackWriter::OpenSlot(Level& level, uint32_t group, uint32_t lane) {
   return &level.open_far.try_emplace((uint64_t{group} << 32) | lane, kNoRow).first->second;
 }
 
+// Every open bin holds the last event's start (rows move up only from bins
+// that held it), and each level's bins lie inside the next one's: the open
+// bins above the first that ends after `ts` contain it, so they end after
+// `ts` too and the walk up stops there (walking all 15 levels for every
+// event was 40% of Add).
 absl::Status TrackWriter::CloseBinsBefore(int64_t ts) {
   for (int k = 1; k < num_levels_; ++k) {
-    if (levels_[k].bin >= 0 && ts >= levels_[k].bin_end) {
-      if (absl::Status s = CloseBin(k); !s.ok()) return s;
-    }
+    const Level& level = levels_[k];
+    if (level.bin < 0) continue;
+    if (ts < level.bin_end) break;
+    if (absl::Status s = CloseBin(k); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
