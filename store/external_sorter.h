@@ -240,8 +240,8 @@ class ExternalSorter {
       if (absl::Status s = Spill(); !s.ok()) return s;
     }
     if (buffer_.capacity() == 0) {
-      buffer_.reserve(max_records_);
-      sorter_internal::AdviseHugePages(buffer_.data(), max_records_ * sizeof(Record));
+      buffer_.reserve(std::max(max_records_, reserve_records_));
+      sorter_internal::AdviseHugePages(buffer_.data(), buffer_.capacity() * sizeof(Record));
       if (warm_ahead_ > 0) {
         warmer_ = std::make_unique<PageWarmer>(buffer_.data(), max_records_ * sizeof(Record), warm_ahead_);
       }
@@ -255,7 +255,12 @@ class ExternalSorter {
   // added, off the adding thread when a core is idle (store/page_warmer.h).
   // Takes effect when the buffer is first reserved.
   void WarmAhead(size_t bytes) { warm_ahead_ = bytes; }
+  // Reserves room for `records` when the buffer is first filled, so that
+  // SetMaxRecords can raise the limit up to it later without moving the
+  // buffer (only the pages records are written to are touched).
+  void ReserveUpTo(size_t records) { reserve_records_ = records; }
   size_t size() const { return buffer_.size() + spilled_; }
+  size_t buffered() const { return buffer_.size(); }
   size_t max_records() const { return max_records_; }
 
   // Holds at most `max_records` from now on (at least 1024, as at
@@ -495,6 +500,7 @@ class ExternalSorter {
   std::vector<Record> buffer_;
   static constexpr size_t kWarmStepRecords = std::max<size_t>((size_t{1} << 20) / sizeof(Record), 1);
   size_t warm_ahead_ = 0;
+  size_t reserve_records_ = 0;
   std::unique_ptr<PageWarmer> warmer_;  // declared after buffer_: stops before it is freed
   std::vector<std::string> runs_;
   uint64_t spilled_ = 0;

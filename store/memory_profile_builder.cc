@@ -90,9 +90,13 @@ std::string KinetoDeviceName(int64_t type, int64_t id) {
 
 }  // namespace
 
-MemoryProfileBuilder::MemoryProfileBuilder(std::string spill_prefix, size_t max_records)
+MemoryProfileBuilder::MemoryProfileBuilder(std::string spill_prefix, size_t max_records,
+                                           size_t reserve_records, GrowFn grow)
     : spill_prefix_(std::move(spill_prefix)), max_records_(max_records),
-      records_(std::make_unique<ExternalSorter<MemoryRecord>>(spill_prefix_, MemoryLess, max_records)) {}
+      records_(std::make_unique<ExternalSorter<MemoryRecord>>(spill_prefix_, MemoryLess, max_records)),
+      grow_(std::move(grow)) {
+  records_->ReserveUpTo(reserve_records);
+}
 
 void MemoryProfileBuilder::NoteString(uint32_t id, std::string_view s) {
   if (s == "[memory]") kineto_name_ = id;
@@ -201,6 +205,13 @@ absl::Status MemoryProfileBuilder::Observe(const Event& e, uint64_t event_id, ui
     r.shape = get("tensor_shape") ? intern("tensor_shape") : intern("shape");
     r.data_type = intern("data_type");
     r.region = intern("region_type");
+  }
+  if (grow_ && records_->buffered() == records_->max_records()) {
+    absl::StatusOr<size_t> more = grow_();
+    if (!more.ok()) return more.status();
+    if (*more > 0) {
+      if (absl::Status s = records_->SetMaxRecords(records_->max_records() + *more); !s.ok()) return s;
+    }
   }
   return records_->Add(r);
 }

@@ -21,7 +21,7 @@
 //    through `Output::add_counter`, writes the segments (keys "Y") through
 //    `Output::put`, and fills proto::MemoryProfile.
 //  - Memory: raw records go through an external sorter (bounded by
-//    `max_records`), and so do the frees while Finish pairs them; the
+//    `max_records`, raised when `grow` allows), and so do the frees while Finish pairs them; the
 //    in-use curve and the allocations wait in files until their segments
 //    are written. Finish holds one segment and the allocations live at
 //    once, whatever the number of events. Spill files are named from
@@ -38,6 +38,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "format/event.h"
 #include "format/tracetable.pb.h"
 #include "store/event_sink.h"
@@ -78,7 +79,13 @@ class MemoryProfileBuilder {
     std::function<absl::Status(std::string key, std::string value)> put;
   };
 
-  MemoryProfileBuilder(std::string spill_prefix, size_t max_records);
+  // Asked when the raw records fill their limit: how many more records may
+  // be held in memory (0: a run is spilled, as at `max_records`). The
+  // sorter reserves room for `reserve_records` (not touched until filled),
+  // which bounds what it may be given.
+  using GrowFn = std::function<absl::StatusOr<size_t>()>;
+  MemoryProfileBuilder(std::string spill_prefix, size_t max_records, size_t reserve_records = 0,
+                       GrowFn grow = nullptr);
 
   // Called by the builder for each newly interned string; remembers the ids
   // of the memory event names so that IsMemoryEvent is a compare.
@@ -106,6 +113,7 @@ class MemoryProfileBuilder {
   std::string spill_prefix_;
   size_t max_records_;
   std::unique_ptr<ExternalSorter<MemoryRecord>> records_;
+  GrowFn grow_;
   proto::MemoryProfile ids_;  // ids and their identity; the rest is filled at Finish
   absl::flat_hash_map<std::string, uint32_t> id_index_;
 };

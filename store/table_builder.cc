@@ -136,7 +136,7 @@ absl::Status TableBuilder::Open() {
   // (ChargeStrings): the two record sorters' shares are of what they leave.
   const size_t records = options_.memory_budget / sizeof(SortRecord);
   main_ = std::make_unique<MainSorter>(temp_dir_ + "-spill/main", TrackTimeOrder{},
-                                           records / 4 * 3);
+                                           MainRecordsLimit(records));
   // Its pages are the ingest's largest fresh memory, first touched by the
   // building thread: an idle core faults them in ahead (store/page_warmer.h),
   // holding at most kWarmAheadBytes more than is used. A budget under 512
@@ -152,10 +152,14 @@ absl::Status TableBuilder::Open() {
                                                       options_.memory_budget / 32);
   // Flow postings (24 bytes each) are at most a few per flow.
   flow_index_ = std::make_unique<FlowIndexWriter>(temp_dir_ + "-spill/flows", options_.memory_budget / 64);
-  // Memory events are few next to the rest (records of ~100 bytes).
+  // Memory events are few next to the rest (records of ~100 bytes), but
+  // past their 1/32 they may take up to 1/4 from the main sorter's share
+  // while it has room (LendToMemoryProfile).
   if (options_.memory_profile) {
-    memory_ = std::make_unique<MemoryProfileBuilder>(temp_dir_ + "-spill/memory",
-                                                   options_.memory_budget / 32 / sizeof(MemoryRecord));
+    memory_ = std::make_unique<MemoryProfileBuilder>(
+        temp_dir_ + "-spill/memory", options_.memory_budget / 32 / sizeof(MemoryRecord),
+        (options_.memory_budget / 32 + options_.memory_budget / 4) / sizeof(MemoryRecord),
+        [this] { return LendToMemoryProfile(); });
   }
   strings_.push_back(0);
   table_string_of_shared_.push_back(0);  // "" is 0 in both
@@ -426,8 +430,31 @@ absl::Status TableBuilder::ChargeStrings() {
   const uint64_t left = std::max(budget - std::min(budget, strings), budget / 8);
   const size_t records = left / sizeof(SortRecord);
   // Strings only grow, so these only lower the limits.
-  if (absl::Status s = main_->SetMaxRecords(records / 4 * 3); !s.ok()) return s;
+  if (absl::Status s = main_->SetMaxRecords(MainRecordsLimit(records)); !s.ok()) return s;
   return match_->SetMaxRecords(records / 8);
+}
+
+size_t TableBuilder::MainRecordsLimit(size_t records_left) const {
+  const size_t lent = lent_to_memory_ / sizeof(SortRecord);
+  const size_t share = records_left / 4 * 3;
+  return share > lent ? share - lent : 0;
+}
+
+// Kineto 10M's 1.2M memory records (134 MB) spilled 4 runs at 1/32 of the
+// default budget while the main sorter filled 605 of its 768 MB: writing
+// and merging them back cost 7% of the ingest's wall time. The main sorter
+// lends in steps while twice a step is left above what it holds; past that
+// (or 1/4 of the budget lent), memory records spill as before. The two
+// shares together stay what they were.
+absl::StatusOr<size_t> TableBuilder::LendToMemoryProfile() {
+  const size_t step = options_.memory_budget / 32;
+  const size_t main_step = step / sizeof(SortRecord);
+  if (lent_to_memory_ + step > options_.memory_budget / 4) return 0;
+  if (main_->max_records() < main_->buffered() + 2 * main_step) return 0;
+  // Still above what the main sorter holds: nothing spills.
+  if (absl::Status s = main_->SetMaxRecords(main_->max_records() - main_step); !s.ok()) return s;
+  lent_to_memory_ += step;
+  return step / sizeof(MemoryRecord);
 }
 
 absl::Status TableBuilder::NoteThreadTime(const Event& e, SortRecord* r) {

@@ -185,6 +185,12 @@ class TableBuilder : public EventSink {
   // Takes the string tables' growth out of the record sorters' shares of
   // the budget (they spill sooner and give the pages back).
   absl::Status ChargeStrings();
+  // The main sorter's limit once `records_left` records of the budget are
+  // the record sorters' (3/4 of them, less what the memory profile holds).
+  size_t MainRecordsLimit(size_t records_left) const;
+  // Room the memory profile's records may take from the main sorter's
+  // share, in memory records (0: none; they spill).
+  absl::StatusOr<size_t> LendToMemoryProfile();
   // Writes the rewritten argument blocks (MergeArgs) as files of their own.
   absl::Status FlushMergedArgs();
   absl::Status Put(std::string key, std::string value);
@@ -238,6 +244,7 @@ class TableBuilder : public EventSink {
   // spread over names, to split them evenly (SearchIndexWriter::Partition).
   std::vector<uint32_t> name_events_;
   uint64_t charged_strings_ = 0;  // StringBytes() when the limits were last set
+  uint64_t lent_to_memory_ = 0;   // bytes of the main sorter's share lent to memory_
 
   // Resources. Keys are "<input>\0<pid>..." strings.
   proto::ResourceTable resources_;

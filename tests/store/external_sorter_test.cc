@@ -201,5 +201,32 @@ TEST(ExternalSorter, LoweredLimitSpillsAndStillSorts) {
   }
 }
 
+// Room reserved up front lets the limit rise later without a spill (the
+// memory profile's records borrowing the main sorter's share), up to the
+// reservation and no further.
+TEST(ExternalSorter, LimitRaisedIntoReservedRoomHoldsMoreWithoutSpilling) {
+  const std::vector<Pair> in = RandomPairs(12, 30000);
+  std::vector<Pair> want = in;
+  std::sort(want.begin(), want.end(), PairLess);
+  ExternalSorter<Pair, LessFn<PairLess>> sorter(Prefix("reserve"), LessFn<PairLess>{}, 5000);
+  sorter.ReserveUpTo(25000);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (sorter.buffered() == sorter.max_records() && sorter.max_records() < 20000) {
+      ASSERT_TRUE(sorter.SetMaxRecords(sorter.max_records() + 5000).ok());
+    }
+    if (i == 22000) ASSERT_TRUE(sorter.SetMaxRecords(1000000).ok());  // stops at the reservation
+    ASSERT_TRUE(sorter.Add(in[i]).ok());
+  }
+  EXPECT_EQ(sorter.max_records(), 25000u);
+  EXPECT_EQ(sorter.runs(), 1);  // at 20000, when it was not raised; none while it was
+  EXPECT_EQ(sorter.buffered(), 10000u);
+  std::vector<Pair> out;
+  ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
+                    out.push_back(p);
+                    return absl::OkStatus();
+                  }).ok());
+  EXPECT_TRUE(Same(out, want));
+}
+
 }  // namespace
 }  // namespace tracetable
