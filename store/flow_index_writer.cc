@@ -1,15 +1,11 @@
 #include "store/flow_index_writer.h"
 
+#include <algorithm>
 #include <tuple>
-
-#include "absl/container/flat_hash_set.h"
+#include <vector>
 
 namespace tracetable {
 namespace {
-
-bool PostingLess(const FlowIndexWriter::Posting& a, const FlowIndexWriter::Posting& b) {
-  return std::tie(a.flow, a.track, a.level, a.start) < std::tie(b.flow, b.track, b.level, b.start);
-}
 
 bool IsFlowEvent(EventKind k) {
   return k == EventKind::kFlowStart || k == EventKind::kFlowStep || k == EventKind::kFlowEnd;
@@ -17,18 +13,26 @@ bool IsFlowEvent(EventKind k) {
 
 }  // namespace
 
+bool FlowIndexWriter::PostingLess(const Posting& a, const Posting& b) {
+  return std::tie(a.flow, a.track, a.level, a.start) < std::tie(b.flow, b.track, b.level, b.start);
+}
+
 FlowIndexWriter::FlowIndexWriter(std::string spill_prefix, size_t memory_bytes)
-    : sorter_(std::make_unique<ExternalSorter<Posting>>(std::move(spill_prefix), PostingLess,
-                                                        memory_bytes / sizeof(Posting))) {}
+    : sorter_(std::make_unique<ExternalSorter<Posting, LessFn<PostingLess>>>(
+          std::move(spill_prefix), LessFn<PostingLess>{}, memory_bytes / sizeof(Posting))) {}
 
 absl::Status FlowIndexWriter::AddTile(const TileKey& key, const std::vector<TileRow>& rows) {
-  absl::flat_hash_set<uint32_t> flows;
+  // A tile's few ids sorted in place: no hash set built and freed per tile.
+  thread_local std::vector<uint32_t> flows;
+  flows.clear();
   for (const TileRow& r : rows) {
-    if (IsFlowEvent(r.kind) && r.flow_id) flows.insert(r.flow_id);
-    if (r.flow_out) flows.insert(r.flow_out);
-    if (r.flow_in) flows.insert(r.flow_in);
+    if (IsFlowEvent(r.kind) && r.flow_id) flows.push_back(r.flow_id);
+    if (r.flow_out) flows.push_back(r.flow_out);
+    if (r.flow_in) flows.push_back(r.flow_in);
   }
   if (flows.empty()) return absl::OkStatus();
+  std::sort(flows.begin(), flows.end());
+  flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t f : flows) {
     if (absl::Status s = sorter_->Add(Posting{f, key.track, key.start, key.level}); !s.ok()) return s;

@@ -48,10 +48,13 @@ class FlowIndexWriter {
     uint64_t start;
     uint32_t level;
   };
+  static bool PostingLess(const Posting& a, const Posting& b);
 
  private:
   std::mutex mu_;  // guards sorter_ during AddTile
-  std::unique_ptr<ExternalSorter<Posting>> sorter_;
+  // The order as a type: sorts and merges inline it rather than call
+  // through a pointer per comparison.
+  std::unique_ptr<ExternalSorter<Posting, LessFn<PostingLess>>> sorter_;
 };
 
 }  // namespace tracetable
