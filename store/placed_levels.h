@@ -12,6 +12,11 @@
 // true: a level whose overlap grows past kChunk is sorted whole by Drain(),
 // so the order is always exact and the cost never above one sort.
 //
+// Streaming: ReleaseBefore() hands over each level's records that start
+// before a time no later record of that level will start before (the track
+// writer's bins give one), so a track's events need not all wait for its
+// end (store/track_pool.cc).
+//
 // Memory: at most `max_records` records; Add() returns false when full, and
 // the caller drains them, in order, to an external sorter's sorted run for
 // this track and fills them again. The buffers keep their capacity, so such
@@ -46,6 +51,33 @@ class PlacedLevels {
   }
 
   size_t size() const { return size_; }
+
+  // Calls fn(record), level by level in PlacedLess order, for the records
+  // of each level that start before `watermark(level)`, and drops them:
+  // the caller's promise that no record added later to that level starts
+  // before it, so these come first among the level's records for good.
+  template <typename Watermark, typename Fn>
+  absl::Status ReleaseBefore(Watermark watermark, Fn fn) {
+    for (size_t level = 0; level < levels_.size(); ++level) {
+      Level& l = levels_[level];
+      if (l.records.empty()) continue;
+      SortTail(&l);
+      if (l.unordered) {
+        boost::sort::pdqsort(l.records.begin(), l.records.end(), kLess);
+        l.unordered = false;
+      }
+      const int64_t before = watermark(static_cast<uint32_t>(level));
+      const auto cut = std::partition_point(l.records.begin(), l.records.end(),
+                                            [before](const PlacedRecord& p) { return p.event.ts < before; });
+      for (auto it = l.records.begin(); it != cut; ++it) {
+        if (absl::Status s = fn(*it); !s.ok()) return s;
+      }
+      size_ -= static_cast<size_t>(cut - l.records.begin());
+      l.records.erase(l.records.begin(), cut);
+      l.sorted = l.records.size();
+    }
+    return absl::OkStatus();
+  }
 
   // Calls fn(record) for every record in PlacedLess order, then empties
   // (keeping capacity: buffers freed and grown again track after track, or

@@ -12,6 +12,7 @@
 #include "format/levels.h"
 #include "format/tile_codec.h"
 #include "store/external_sorter.h"
+#include "store/level_tiles.h"
 #include "store/placed_levels.h"
 #include "store/sorted_runs.h"
 #include "store/thread_name.h"
@@ -106,6 +107,7 @@ class TrackPool::Worker {
         shared_(shared),
         levels_(options.placed_records),
         placed_(absl::StrCat(options.spill_prefix, index), LessFn<PlacedLess>{}, options.placed_records),
+        tiles_(absl::StrCat(options.spill_prefix, index, "-tiles"), options.placed_records * sizeof(PlacedRecord)),
         out_(options.runs->NewWriter()),
         stats_out_(options.runs->NewWriter()),
         overflow_out_(options.runs->NewWriter()),
@@ -164,11 +166,16 @@ class TrackPool::Worker {
       writer_->set_observer([this](const TileRow& row) { return stats_index_->Add(row); });
     }
     uint64_t records = 0;
+    since_release_ = 0;
     absl::Status s = read(ordinal, [&](absl::Span<const SortRecord> span) -> absl::Status {
       // Another worker's error is the one Run() returns.
       if (shared_->failed.load(std::memory_order_relaxed)) return absl::CancelledError("stopped");
       for (const SortRecord& r : span) {
         if (absl::Status st = writer_->Add(r); !st.ok()) return st;
+        if (++since_release_ == kReleaseEvery) {
+          since_release_ = 0;
+          if (absl::Status st = ReleaseFinal(r.ts); !st.ok()) return st;
+        }
       }
       records += span.size();
       shared_->done.fetch_add(span.size(), std::memory_order_relaxed);
@@ -227,40 +234,59 @@ class TrackPool::Worker {
     return levels_.Drain([this](const PlacedRecord& q) { return placed_.Add(q); });
   }
 
-  // The track's events by (level, ts): runs of one level cut into tiles,
-  // into `small` if given, else this worker's file.
+  // A level's events that start before the start of the bin one level up
+  // holding `ts` (the last event read) are final: every event placed there
+  // later is alone in a bin inside that one or later (store/track_writer.h;
+  // the top level's own bin for the top level). They are cut into tiles
+  // now, so a track's events need not wait for its end (Kineto 10M's
+  // biggest track spilled 302 MB of them). Once events of the track have
+  // gone to the sorter, the rest wait for the end: some of what is still
+  // to come may start before the sorted ones.
+  absl::Status ReleaseFinal(int64_t ts) {
+    if (placed_spilled_) return absl::OkStatus();
+    const int top = options_.num_levels - 1;
+    return levels_.ReleaseBefore(
+        [&](uint32_t level) {
+          const int64_t res = Resolution(std::min(static_cast<int>(level) + 1, top));
+          if (res == 0) return ts;  // one level: events are placed as they are read
+          return options_.min_ts + (ts - options_.min_ts) / res * res;
+        },
+        [this](const PlacedRecord& p) { return AddRow(p); });
+  }
+
+  // The next event of its level: the level's open tile is cut first when
+  // full (never between rows of one start: tile keys must be unique).
+  absl::Status AddRow(const PlacedRecord& p) {
+    if (p.level >= rows_.size()) rows_.resize(p.level + 1);
+    std::vector<TileRow>& rows = rows_[p.level];
+    if (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts) {
+      if (absl::Status s = CutTile(p.level); !s.ok()) return s;
+    }
+    rows.push_back(RowFromRecord(p.event, p.lane));
+    return absl::OkStatus();
+  }
+
+  absl::Status CutTile(uint32_t level) {
+    std::vector<TileRow>& rows = rows_[level];
+    if (rows.empty()) return absl::OkStatus();
+    TileKey key{track_, TileSection::kEvents, static_cast<uint8_t>(level),
+                static_cast<uint64_t>(rows.front().ts - options_.min_ts)};
+    std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
+    if (options_.search_index) {
+      if (absl::Status s = options_.search_index->AddTile(key, rows.front().ts, rows, &search_scratch_); !s.ok()) return s;
+    }
+    if (options_.flow_index) {
+      if (absl::Status s = options_.flow_index->AddTile(key, rows); !s.ok()) return s;
+    }
+    rows.clear();
+    CountTile(value);
+    return tiles_.Add(level, EncodeTileKey(key), std::move(value));
+  }
+
+  // The track's remaining events, then all its event tiles in key order
+  // (level, start): into `small` if given, else this worker's file.
   absl::Status WriteEventTiles(std::vector<std::pair<std::string, std::string>>* small) {
-    std::vector<TileRow> rows;
-    uint32_t level = 0;
-    auto flush = [&]() -> absl::Status {
-      if (rows.empty()) return absl::OkStatus();
-      TileKey key{track_, TileSection::kEvents, static_cast<uint8_t>(level),
-                  static_cast<uint64_t>(rows.front().ts - options_.min_ts)};
-      std::string value = EncodeTile(rows, rows.front().ts, /*summary=*/false);
-      if (options_.search_index) {
-        if (absl::Status s = options_.search_index->AddTile(key, rows.front().ts, rows, &search_scratch_); !s.ok()) return s;
-      }
-      if (options_.flow_index) {
-        if (absl::Status s = options_.flow_index->AddTile(key, rows); !s.ok()) return s;
-      }
-      rows.clear();
-      CountTile(value);
-      if (small) {
-        small->emplace_back(EncodeTileKey(key), std::move(value));
-        return absl::OkStatus();
-      }
-      return out_->Put(EncodeTileKey(key), value);
-    };
-    auto add = [&](const PlacedRecord& p) -> absl::Status {
-      // Never cut between rows of one start: tile keys must be unique.
-      if (!rows.empty() && (p.level != level ||
-                            (rows.size() >= kMaxRowsPerTile && p.event.ts != rows.back().ts))) {
-        if (absl::Status s = flush(); !s.ok()) return s;
-      }
-      level = p.level;
-      rows.push_back(RowFromRecord(p.event, p.lane));
-      return absl::OkStatus();
-    };
+    auto add = [this](const PlacedRecord& p) { return AddRow(p); };
     absl::Status st;
     if (placed_spilled_) {
       placed_spilled_ = false;
@@ -269,8 +295,15 @@ class TrackPool::Worker {
     } else {
       st = levels_.Drain(add);
     }
+    for (uint32_t level = 0; st.ok() && level < rows_.size(); ++level) st = CutTile(level);
     if (!st.ok()) return st;
-    return flush();
+    return tiles_.Drain([&](std::string key, std::string value) -> absl::Status {
+      if (small) {
+        small->emplace_back(std::move(key), std::move(value));
+        return absl::OkStatus();
+      }
+      return out_->Put(key, value);
+    });
   }
 
   void CountTile(const std::string& value) {
@@ -287,6 +320,10 @@ class TrackPool::Worker {
   // and past its share, also in the external sorter (each fill in order).
   PlacedLevels levels_;
   bool placed_spilled_ = false;
+  static constexpr uint32_t kReleaseEvery = 4096;  // records read between releases
+  uint32_t since_release_ = 0;
+  std::vector<std::vector<TileRow>> rows_;  // per level: its open tile's rows
+  LevelTiles tiles_;                        // the track's tiles, per level
   SearchIndexWriter::Scratch search_scratch_;  // for this worker's calls to AddTile
   ExternalSorter<PlacedRecord, LessFn<PlacedLess>> placed_;
   std::unique_ptr<RunWriter> out_, stats_out_, overflow_out_;

@@ -3,16 +3,20 @@
 // Run() is given the tracks (in key order, with their sizes) and a function
 // that reads one track's sorted records (TrackTimeLess order). Each worker
 // takes the biggest track not yet taken, reads it whole and builds it: its
-// TrackWriter lays out lanes and summaries, its own sorter orders the
-// track's events by storage level, and when the track ends the worker
-// writes its event tiles. Biggest first, so the last track to finish is a
+// TrackWriter lays out lanes and summaries and places each event at its
+// storage level; each level's events are cut into tiles as soon as no later
+// event of the level can start before them (PlacedLevels::ReleaseBefore),
+// and when the track ends the worker writes its event tiles, level after
+// level. Biggest first, so the last track to finish is a
 // small one and no worker waits behind another's big track. Tracks share
 // nothing but the table's files: each worker writes its tracks' tiles in
 // key order into files of its own (store/sorted_runs.h), so the table's
 // content does not depend on which worker built which track, nor when.
 //
-// Memory: a worker's event sorter holds `placed_records` records before it
-// spills a run.
+// Memory: a worker holds at most `placed_records` placed events not yet
+// cut into tiles (past that they go to its sorter, which spills runs) and
+// `placed_records` * sizeof(PlacedRecord) bytes of a track's encoded tiles
+// (past that they wait in files per level, store/level_tiles.h).
 //
 // Errors: the first failure (a worker's, a read's or the tick's) stops every
 // worker, and Run() returns it. Run() is called once.

@@ -5,6 +5,8 @@
 #include "store/placed_levels.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -73,6 +75,46 @@ TEST(PlacedLevels, FullRefusesAndDrainsInOrderToFillAgain) {
   // Usable again afterwards.
   for (size_t i = 1000; i < in.size(); ++i) ASSERT_TRUE(levels.Add(in[i]));
   EXPECT_EQ(Drained(levels), Want(std::vector<PlacedRecord>(in.begin() + 1000, in.end())));
+}
+
+// Released as a track streams (store/track_pool.cc): each release hands
+// over, per level, the records before a time no later record of the level
+// precedes, and releases then the final drain give every record once, in
+// PlacedLess order, most of them early.
+TEST(PlacedLevels, ReleasesGiveTheFinalRecordsInOrderAndTheDrainTheRest) {
+  for (size_t disorder : {0, 40, 3000}) {
+    SCOPED_TRACE(testing::Message() << "disorder " << disorder);
+    const int kLevels = 5;
+    const std::vector<PlacedRecord> in = Placed(21 + disorder, 50000, kLevels, disorder);
+    // later_min[i][level]: the earliest start among records i.. of the level.
+    std::vector<std::array<int64_t, kLevels>> later_min(in.size() + 1);
+    later_min[in.size()].fill(INT64_MAX);
+    for (size_t i = in.size(); i-- > 0;) {
+      later_min[i] = later_min[i + 1];
+      later_min[i][in[i].level] = std::min(later_min[i][in[i].level], in[i].event.ts);
+    }
+    PlacedLevels levels(1 << 20);
+    std::vector<uint64_t> got_by_level[kLevels];
+    auto take = [&](const PlacedRecord& p) {
+      got_by_level[p.level].push_back(p.event.id);
+      return absl::OkStatus();
+    };
+    size_t released = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_TRUE(levels.Add(in[i]));
+      if (i % 1000 != 999) continue;
+      const size_t before = levels.size();
+      // The latest promise that holds, less a lag that differs by level.
+      ASSERT_TRUE(levels.ReleaseBefore([&](uint32_t level) { return later_min[i + 1][level] - 5 * level; }, take).ok());
+      released += before - levels.size();
+    }
+    EXPECT_GT(released, in.size() * 9 / 10);
+    ASSERT_TRUE(levels.Drain(take).ok());
+    std::vector<uint64_t> got;
+    for (const auto& ids : got_by_level) got.insert(got.end(), ids.begin(), ids.end());
+    EXPECT_EQ(got, Want(in));
+    EXPECT_EQ(levels.size(), 0u);
+  }
 }
 
 }  // namespace
