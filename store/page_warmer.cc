@@ -65,9 +65,13 @@ void PageWarmer::Run() {
   for (;;) {
     const uint32_t seen = signal_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed)) return;
-    // Whole pages: madvise needs an aligned start for the next step.
-    const size_t target = std::min((filled_.load(std::memory_order_relaxed) + ahead_) & ~(kPage - 1),
-                                   end_.load(std::memory_order_relaxed));
+    // Whole pages: madvise needs an aligned start for the next step. No
+    // further ahead than half what is filled (at least a step): a buffer
+    // that stops filling early was warmed past its end for nothing (gen 1M:
+    // 48 MB filled, 110 MB faulted in).
+    const size_t filled = filled_.load(std::memory_order_relaxed);
+    const size_t ahead = std::min(ahead_, std::max(kStep, filled / 2));
+    const size_t target = std::min((filled + ahead) & ~(kPage - 1), end_.load(std::memory_order_relaxed));
     if (warmed >= target) {
       signal_.wait(seen, std::memory_order_acquire);
       continue;

@@ -13,8 +13,9 @@
 // 0.80 -> 0.52 s (medians of 4 interleaved; docs/performance.md, s34).
 //
 // Contract:
-//  - Warms [begin, begin + bytes) in order, at most `ahead` bytes past the
-//    position last given to Filled(), never past the end. SetEnd lowers the
+//  - Warms [begin, begin + bytes) in order, at most `ahead` bytes (and at
+//    most half the filled bytes, or 2 MiB) past the position last given to
+//    Filled(), never past the end. SetEnd lowers the
 //    end without waiting for the thread (which may be starved: see below):
 //    a step already under way may still fault in up to 2 MiB past it.
 //  - Never writes the contents: pages are faulted in with
