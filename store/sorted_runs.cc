@@ -283,6 +283,16 @@ absl::Status SortedRuns::AddSmall(std::vector<std::pair<std::string, std::string
   return WriteSmall(std::move(full));
 }
 
+absl::Status SortedRuns::FlushSmall() {
+  std::vector<std::pair<std::string, std::string>> small;
+  {
+    std::lock_guard<std::mutex> lock(small_mu_);
+    small.swap(small_);
+    small_bytes_ = 0;
+  }
+  return WriteSmall(std::move(small));
+}
+
 absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::string>> records) {
   if (records.empty()) return absl::OkStatus();
   std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -455,15 +465,7 @@ absl::Status SortedRuns::Reduce(std::vector<const Run*>* component, std::deque<R
 
 absl::Status SortedRuns::Seal(const std::function<absl::Status()>& tick) {
   readers_.clear();
-  {
-    std::vector<std::pair<std::string, std::string>> small;
-    {
-      std::lock_guard<std::mutex> lock(small_mu_);
-      small.swap(small_);
-      small_bytes_ = 0;
-    }
-    if (absl::Status s = WriteSmall(std::move(small)); !s.ok()) return s;
-  }
+  if (absl::Status s = FlushSmall(); !s.ok()) return s;
   std::vector<Run> runs;
   {
     std::lock_guard<std::mutex> lock(mu_);

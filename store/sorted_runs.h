@@ -111,6 +111,10 @@ class SortedRuns {
   // that no other file's range cuts, at Seal() or when they pass
   // `small_bytes` (set_small_bytes). Thread-safe.
   absl::Status AddSmall(std::vector<std::pair<std::string, std::string>> records);
+  // Writes the small records held so far now, on the calling thread (Seal()
+  // writes those added later): once their producers are done, a thread
+  // with nothing else to do can take this off the end of the ingest.
+  absl::Status FlushSmall();
   void set_small_bytes(uint64_t bytes) { small_limit_ = bytes; }
 
   // The newest value of `key` in closed files: NotFound if none or deleted.

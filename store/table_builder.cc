@@ -928,6 +928,10 @@ absl::Status TableBuilder::Finish() {
   absl::Status st = out_->Cut();
   if (st.ok()) st = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index());
   flow_index_.reset();
+  // Short tracks' tiles, held since the tiles were built: written here
+  // while the other two threads work, not alone at the seal (gen 1M: every
+  // track is short, 12.5 MiB, 0.04 s on one core at the very end).
+  if (st.ok()) st = runs_->FlushSmall();
   search.join();
   strings.join();
   search_index_.reset();
