@@ -61,13 +61,21 @@ class ExactDivider {
     const uint64_t odd = unit >> shift_;
     inverse_ = odd;  // correct to 3 bits; each step doubles them
     for (int i = 0; i < 5; ++i) inverse_ *= 2 - odd * inverse_;
+    limit_ = UINT64_MAX / odd;
   }
   int64_t operator()(int64_t v) const { return static_cast<int64_t>(static_cast<uint64_t>(v >> shift_) * inverse_); }
   uint64_t operator()(uint64_t v) const { return (v >> shift_) * inverse_; }
+  // Whether `unit` divides v, also without a division: v's low `shift`
+  // bits are zero, and the product of the rest with the inverse is at most
+  // (2^64 - 1) / odd exactly when odd divides the rest.
+  bool Divides(uint64_t v) const {
+    return (v & ((uint64_t{1} << shift_) - 1)) == 0 && (v >> shift_) * inverse_ <= limit_;
+  }
 
  private:
   int shift_;
   uint64_t inverse_;
+  uint64_t limit_ = UINT64_MAX;  // for Divides
 };
 
 // A packed varint column, left out if every value is 0.
@@ -200,12 +208,15 @@ bool ColumnFits(const Column& column, size_t n) {
 // are mostly in whole ns or us, so times shrink by 3 to 6 decimal digits.
 uint64_t TimeUnit(const std::vector<TileRow>& rows, int64_t tile_start, bool summary) {
   uint64_t unit = 0;
-  auto fold = [&unit](int64_t v) {
+  ExactDivider divides(1);
+  auto fold = [&](int64_t v) {
     const uint64_t a = static_cast<uint64_t>(v < 0 ? -v : v);
-    // Most times are whole multiples of the unit so far: one division
-    // instead of a gcd.
-    if (unit != 0 && a % unit == 0) return;
+    // Most times are whole multiples of the unit so far: a test with two
+    // multiplies (a 64-bit division per time was 14% of EncodeTile's
+    // samples), a gcd only when the unit shrinks.
+    if (unit != 0 && divides.Divides(a)) return;
     unit = std::gcd(unit, a);
+    if (unit != 0) divides = ExactDivider(unit);
   };
   for (const TileRow& r : rows) {
     fold(r.ts - tile_start);
