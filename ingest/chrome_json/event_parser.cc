@@ -378,13 +378,14 @@ absl::Status EventParser::ParseObject(od::object& obj, const char* at,
   RawEvent ev;
   ev.at = at;
   for (auto fr : obj) {
-    od::field f;
-    if (auto e = std::move(fr).get(f)) {
+    if (auto e = fr.error()) {
       const char* loc = nullptr;
       if (doc.current_location().get(loc)) loc = nullptr;
       return SimdError(e, loc);
     }
-    if (absl::Status s = ReadField(f, ev); !s.ok()) return s;
+    // In place: copying the field out (get) reloaded its iterator whole
+    // right after it was stored in parts, and the load waited on the stores.
+    if (absl::Status s = ReadField(fr.value_unsafe(), ev); !s.ok()) return s;
   }
   // Perfetto's reading: an event without a tid is on its process's main
   // thread, whose tid is the pid.
@@ -482,9 +483,10 @@ absl::Status EventParser::ParseBatch(const char* p, size_t n,
     return stop();
   }
   for (auto er : arr) {
-    od::value v;
     od::json_type t;
-    if (std::move(er).get(v) || v.type().get(t)) return stop();
+    if (er.error()) return stop();
+    od::value& v = er.value_unsafe();  // in place, as in ParseObject
+    if (v.type().get(t)) return stop();
     const char* at = v.raw_json_token().data();
     absl::Status s;
     if (t == od::json_type::object) {
@@ -714,10 +716,9 @@ absl::Status EventParser::Skim(Ondemand& v, int depth) {
       od::object obj;
       if ((e = v.get_object().get(obj))) break;
       for (auto fr : obj) {
-        od::field f;
         std::string_view key;
-        if ((e = std::move(fr).get(f)) || (e = FieldKey(f, &key))) break;
-        if (absl::Status s = Skim(f.value(), depth + 1); !s.ok()) return s;
+        if ((e = fr.error()) || (e = FieldKey(fr.value_unsafe(), &key))) break;
+        if (absl::Status s = Skim(fr.value_unsafe().value(), depth + 1); !s.ok()) return s;
       }
       break;
     }
@@ -725,9 +726,8 @@ absl::Status EventParser::Skim(Ondemand& v, int depth) {
       od::array arr;
       if ((e = v.get_array().get(arr))) break;
       for (auto el : arr) {
-        od::value item;
-        if ((e = std::move(el).get(item))) break;
-        if (absl::Status s = Skim(item, depth + 1); !s.ok()) return s;
+        if ((e = el.error())) break;
+        if (absl::Status s = Skim(el.value_unsafe(), depth + 1); !s.ok()) return s;
       }
       break;
     }
