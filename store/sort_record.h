@@ -130,26 +130,24 @@ static_assert(sizeof(PlacedRecord) == 56);
 
 // An event as a tile row (one event: count 1) and back.
 inline TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
-  TileRow row;
-  row.kind = r.kind;
-  row.lane = lane;
-  row.ts = r.ts;
-  row.dur = r.dur;
-  row.name = r.name;
-  row.cat = r.cat;
-  row.flags = r.flags;
-  row.flow_id = r.flow_id;
-  if (r.kind == EventKind::kCounter) {
-    row.value = r.value();
-  } else {
-    row.flow_out = r.flow_out;
-    row.flow_in = r.flow_in;
-  }
-  row.id = r.id;
-  row.count = 1;
-  row.covered = static_cast<uint64_t>(r.dur);
-  row.longest_dur = r.dur;
-  return row;
+  // Every field named: a row zeroed first and then filled took a `rep stos`
+  // per event (a third of TrackWriter::Add's samples, gen 10M).
+  const bool counter = r.kind == EventKind::kCounter;
+  return TileRow{.kind = r.kind,
+                 .lane = lane,
+                 .ts = r.ts,
+                 .dur = r.dur,
+                 .name = r.name,
+                 .cat = r.cat,
+                 .flags = static_cast<uint32_t>(r.flags),
+                 .flow_id = r.flow_id,
+                 .flow_out = counter ? 0 : r.flow_out,
+                 .flow_in = counter ? 0 : r.flow_in,
+                 .id = r.id,
+                 .value = counter ? r.value() : 0,
+                 .count = 1,
+                 .covered = static_cast<uint64_t>(r.dur),
+                 .longest_dur = r.dur};
 }
 
 inline SortRecord RecordFromRow(const TileRow& row, uint32_t track) {

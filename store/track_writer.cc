@@ -112,12 +112,16 @@ absl::Status TrackWriter::CloseBinsBefore(int64_t ts) {
 
 absl::Status TrackWriter::Insert(int k, const TileRow& item) {
   Level& level = levels_[k];
-  const int64_t bin = (item.ts - min_ts_) / Resolution(k);
-  if (level.bin >= 0 && bin != level.bin) {
-    if (absl::Status s = CloseBin(k); !s.ok()) return s;
+  // Most rows fall in the open bin: no division for them (an `idiv` was a
+  // quarter of this function's samples, gen 10M).
+  if (level.bin < 0 || item.ts >= level.bin_end || item.ts < level.bin_end - Resolution(k)) {
+    const int64_t bin = (item.ts - min_ts_) / Resolution(k);
+    if (level.bin >= 0 && bin != level.bin) {
+      if (absl::Status s = CloseBin(k); !s.ok()) return s;
+    }
+    level.bin = bin;
+    level.bin_end = min_ts_ + (bin + 1) * Resolution(k);
   }
-  level.bin = bin;
-  level.bin_end = min_ts_ + (bin + 1) * Resolution(k);
   if (counter_) {
     level.counter_open.push_back(item);
   } else {
