@@ -9,12 +9,37 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 #include "store/event_sink.h"
 
 namespace tracetable::chrome_json {
+
+// a == b without a call to memcmp for the short keys the caches hold (pids,
+// tids, names): two loads that overlap for each of the first and last
+// bytes, none past either end (gen 10M: memcmp was 3% of the parse's
+// samples, ~5 calls an event).
+inline bool SameText(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  auto same = [&]<typename T>(T, size_t at) {
+    T x, y;
+    std::memcpy(&x, p + at, sizeof(T));
+    std::memcpy(&y, q + at, sizeof(T));
+    return x == y;
+  };
+  if (n >= 8) {
+    if (n > 16) return std::memcmp(p, q, n) == 0;
+    return same(uint64_t{}, 0) && same(uint64_t{}, n - 8);
+  }
+  if (n >= 4) return same(uint32_t{}, 0) && same(uint32_t{}, n - 4);
+  if (n >= 2) return same(uint16_t{}, 0) && same(uint16_t{}, n - 2);
+  return n == 0 || p[0] == q[0];
+}
 
 // A cheap position-sampling hash: good enough to spread names over slots.
 inline size_t CheapHash(std::string_view s, size_t seed = 0) {
@@ -34,7 +59,7 @@ class InternCache {
   uint32_t Intern(std::string_view s) {
     if (s.empty()) return 0;
     Slot& slot = slots_[CheapHash(s) % kSlots];
-    if (slot.used && slot.key == s) return slot.id;
+    if (slot.used && SameText(slot.key, s)) return slot.id;
     slot.id = sink_->Intern(s);
     slot.key.assign(s);
     slot.used = true;
@@ -43,7 +68,7 @@ class InternCache {
   // Passes the hint on unless `s` would hit here.
   void Prefetch(std::string_view s) {
     const Slot& slot = slots_[CheapHash(s) % kSlots];
-    if (!(slot.used && slot.key == s)) sink_->PrefetchIntern(s);
+    if (!(slot.used && SameText(slot.key, s))) sink_->PrefetchIntern(s);
   }
 
  private:
@@ -82,7 +107,7 @@ class ThreadTrackCache {
   struct Slot {
     bool Matches(IdToken p, IdToken t) const {
       return used && pid_num == p.is_number && tid_num == t.is_number &&
-             pid == p.text && tid == t.text;
+             SameText(pid, p.text) && SameText(tid, t.text);
     }
     std::string pid, tid;
     bool pid_num = false, tid_num = false, used = false;
