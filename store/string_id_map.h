@@ -25,6 +25,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "format/absl_compat.h"
+#include "format/same_text.h"
 
 namespace tracetable {
 
@@ -85,7 +86,7 @@ class StringIdMap {
     static std::string_view View(std::string_view s) { return s; }
     static std::string_view View(const InlineKey& k) { return k.view(); }
     template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const { return View(a) == View(b); }
+    bool operator()(const A& a, const B& b) const { return SameText(View(a), View(b)); }
   };
 
   absl::flat_hash_map<InlineKey, uint32_t, InlineHash, InlineEq> short_;

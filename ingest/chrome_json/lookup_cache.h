@@ -9,37 +9,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 
+#include "format/same_text.h"
 #include "store/event_sink.h"
 
 namespace tracetable::chrome_json {
-
-// a == b without a call to memcmp for the short keys the caches hold (pids,
-// tids, names): two loads that overlap for each of the first and last
-// bytes, none past either end (gen 10M: memcmp was 3% of the parse's
-// samples, ~5 calls an event).
-inline bool SameText(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  const char* p = a.data();
-  const char* q = b.data();
-  auto same = [&]<typename T>(T, size_t at) {
-    T x, y;
-    std::memcpy(&x, p + at, sizeof(T));
-    std::memcpy(&y, q + at, sizeof(T));
-    return x == y;
-  };
-  if (n >= 8) {
-    if (n > 16) return std::memcmp(p, q, n) == 0;
-    return same(uint64_t{}, 0) && same(uint64_t{}, n - 8);
-  }
-  if (n >= 4) return same(uint32_t{}, 0) && same(uint32_t{}, n - 4);
-  if (n >= 2) return same(uint16_t{}, 0) && same(uint16_t{}, n - 2);
-  return n == 0 || p[0] == q[0];
-}
 
 // A cheap position-sampling hash: good enough to spread names over slots.
 inline size_t CheapHash(std::string_view s, size_t seed = 0) {

@@ -1,15 +1,15 @@
-// The lookup caches' key compare (SameText) must agree with == for every
-// length and every position of a difference: a wrong "same" would hand one
-// name another's id.
+// SameText must agree with == for every length and every position of a
+// difference: the parse's caches and name maps compare with it, and a wrong
+// "same" would hand one name another's id.
 #include <string>
 
 #include "gtest/gtest.h"
-#include "ingest/chrome_json/lookup_cache.h"
+#include "format/same_text.h"
 
-namespace tracetable::chrome_json {
+namespace tracetable {
 namespace {
 
-TEST(LookupCacheSameText, AgreesWithEqualityAtEveryLengthAndDifference) {
+TEST(SameText, AgreesWithEqualityAtEveryLengthAndDifference) {
   for (size_t n = 0; n <= 40; ++n) {
     std::string a(n, 'x');
     for (size_t i = 0; i < n; ++i) a[i] = static_cast<char>('a' + i % 26);
@@ -30,4 +30,4 @@ TEST(LookupCacheSameText, AgreesWithEqualityAtEveryLengthAndDifference) {
 }
 
 }  // namespace
-}  // namespace tracetable::chrome_json
+}  // namespace tracetable
