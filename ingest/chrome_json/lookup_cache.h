@@ -41,10 +41,15 @@ class InternCache {
     slot.used = true;
     return slot.id;
   }
-  // Passes the hint on unless `s` would hit here.
+  // Fetches the slot Intern(s) will read and passes the hint on, without
+  // reading the slot to see whether the sink is needed: that read missed
+  // the cache, and the names that miss here (most, on traces of 65k names)
+  // then met the sink unprefetched if the slot changed in between. gen 10M:
+  // HintNextName 650 -> 370 samples, the sink's lookups fewer; Kineto 3M:
+  // hints 140 -> 90 (perf, 3 runs each).
   void Prefetch(std::string_view s) {
-    const Slot& slot = slots_[CheapHash(s) % kSlots];
-    if (!(slot.used && SameText(slot.key, s))) sink_->PrefetchIntern(s);
+    __builtin_prefetch(&slots_[CheapHash(s) % kSlots]);
+    sink_->PrefetchIntern(s);
   }
 
  private:
