@@ -508,7 +508,9 @@ absl::Status EventParser::ParseBatch(const char* p, size_t n,
   return absl::OkStatus();
 }
 
-absl::Status EventParser::ReadField(od::field& f, RawEvent& ev) {
+// Inlined into the field loop: a call per field (70M on gen 10M) cost more
+// than the body's dispatch.
+[[gnu::always_inline]] inline absl::Status EventParser::ReadField(od::field& f, RawEvent& ev) {
   // Read before FieldKey: unescaping consumes the key.
   const char* raw_key = f.key().raw();
   Key kind = ClassifyRaw(raw_key);
