@@ -355,16 +355,18 @@ absl::Status TableBuilder::Add(const Event& e) {
     return absl::InvalidArgumentError(absl::StrCat("async event on track ", e.track, ", which AsyncTrack never gave"));
   }
   SortRecord r;
-  // The id first: it shares a word with kind and flags, and its 40 bits
-  // are written by reading the word back, which waited on a byte store of
-  // kind just before (store forwarding fails; 70% of TakeId's samples).
   if (absl::Status s = TakeId(&r); !s.ok()) return s;
+  // The id is used from here, not read back from r: it shares a word with
+  // kind and flags, and reading that word right after kind's byte store
+  // waited for the store to retire (store forwarding fails; 70% of
+  // TakeId's samples when it came after).
+  const uint64_t id = next_id_ - 1;
   r.track = e.track;
   r.kind = e.kind;
   r.ts = e.ts;
   r.dur = e.kind == EventKind::kSlice ? std::max<int64_t>(e.dur, 0) : 0;
-  events_added_.store(r.id, std::memory_order_relaxed);
-  if ((r.id & 0xFFFF) == 0) {
+  events_added_.store(id, std::memory_order_relaxed);
+  if ((id & 0xFFFF) == 0) {
     if (absl::Status s = Stopped(); !s.ok()) return s;
   }
   r.name = e.name;
@@ -381,7 +383,7 @@ absl::Status TableBuilder::Add(const Event& e) {
   }
   if (!e.args_json.empty() && e.args_json != "{}") {
     r.flags |= kFlagHasArgs;
-    if (absl::Status s = args_->Add(r.id, e.args_json); !s.ok()) return s;
+    if (absl::Status s = args_->Add(id, e.args_json); !s.ok()) return s;
   }
   if (e.dur < 0) CountSkipped("negative dur (stored as 0)");
   min_ts_ = std::min(min_ts_, r.ts);
@@ -399,9 +401,9 @@ absl::Status TableBuilder::Add(const Event& e) {
                              : e.track < static_cast<uint32_t>(resources_.tracks_size())
                                  ? resources_.tracks(e.track).process()
                                  : 0;
-    if (absl::Status s = memory_->Observe(e, r.id, process, input, host, this); !s.ok()) return s;
+    if (absl::Status s = memory_->Observe(e, id, process, input, host, this); !s.ok()) return s;
   }
-  if ((r.id & 0xFFFF) == 0) {
+  if ((id & 0xFFFF) == 0) {
     if (absl::Status s = ChargeStrings(); !s.ok()) return s;
   }
   return IsMatchKind(r.kind) ? match_->Add(r) : main_->Add(r);
