@@ -228,10 +228,21 @@ bool IsJsonInteger(std::string_view t) {
   return true;
 }
 
-// The first '"' or '\\' at or after p, 8 bytes at a time. Callers stay
-// inside a validated string, so one of them comes before the end of the
-// text, and the window's padding keeps the 8-byte reads in bounds.
+// The first '"' or '\\' at or after p, 16 bytes at a time (names are
+// mostly 10-30 bytes: one or two steps). Callers stay inside a validated
+// string, so one of them comes before the end of the text, and the
+// window's padding (64 bytes) keeps the 16-byte reads in bounds.
 inline const char* FindQuoteOrBackslash(const char* p) {
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  while (true) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const unsigned m = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash))));
+    if (m != 0) return p + __builtin_ctz(m);
+    p += 16;
+  }
+#else
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   while (true) {
@@ -244,6 +255,7 @@ inline const char* FindQuoteOrBackslash(const char* p) {
     if (m != 0) return p + (__builtin_ctzll(m) >> 3);
     p += 8;
   }
+#endif
 }
 
 // The key of a field without copying it when it has no escapes (keys
