@@ -256,7 +256,7 @@ void PipelineQueue::Push(int slot, std::unique_ptr<Batch> batch) {
   }
   if (!failure_.ok()) return;  // nobody will read it
   if (s->discarded) {
-    if (free_.size() < max_batches_ + 2) free_.push_back(std::move(batch));
+    if (free_.size() < std::max(max_batches_ + 2, kMaxFreeBatches)) free_.push_back(std::move(batch));
     return;
   }
   s->batches.push_back(std::move(batch));
@@ -362,7 +362,7 @@ absl::Status PipelineQueue::Drain(TableBuilder* sink) {
     }
     if (absl::Status s = Apply(sink, *tr, *batch); !s.ok()) Fail(s);
     std::lock_guard<std::mutex> lock(mu_);
-    if (free_.size() < max_batches_ + 2) free_.push_back(std::move(batch));
+    if (free_.size() < std::max(max_batches_ + 2, kMaxFreeBatches)) free_.push_back(std::move(batch));
   }
 }
 

@@ -193,6 +193,11 @@ class PipelineQueue {
   std::deque<Slot> slots_;           // slots_[0] is slot first_slot_
   int first_slot_ = 0;
   size_t queued_ = 0;                // batches waiting in all slots
+  // Applied batches, for producers to fill again. Parallel runs queue
+  // without waiting (up to ~8 runs of ~3 batches), so a list capped at
+  // max_batches_ + 2 freed most of them and the producers allocated new
+  // ones (832 KB each: gen 10M made 170, each page cleared by the kernel).
+  static constexpr size_t kMaxFreeBatches = 64;
   std::vector<std::unique_ptr<pipeline::Batch>> free_;
   size_t max_batches_;
   int discard_from_ = INT_MAX;
