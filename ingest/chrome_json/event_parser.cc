@@ -231,7 +231,8 @@ bool IsJsonInteger(std::string_view t) {
 // The first '"' or '\\' at or after p, 16 bytes at a time (names are
 // mostly 10-30 bytes: one or two steps). Callers stay inside a validated
 // string, so one of them comes before the end of the text, and the
-// window's padding (64 bytes) keeps the 16-byte reads in bounds.
+// text's padding (InputWindow::kPadding, 128 bytes) keeps the 16-byte
+// reads in bounds.
 inline const char* FindQuoteOrBackslash(const char* p) {
 #ifdef __SSE2__
   const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
@@ -373,7 +374,7 @@ namespace {
 void ReserveFor(od::parser& parser, size_t n) {
   if (parser.capacity() >= n) return;
   // A failure here leaves iterate to allocate exactly, and report it.
-  if (parser.allocate(n + n / 4) != simdjson::SUCCESS) return;
+  [[maybe_unused]] const simdjson::error_code ignored = parser.allocate(n + n / 4);
 }
 }  // namespace
 
