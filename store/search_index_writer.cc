@@ -52,7 +52,15 @@ absl::Status SearchIndexWriter::AddTile(const TileKey& key, int64_t tile_start, 
   std::vector<uint32_t>& names = scratch->names_;
   names.clear();
   int64_t end = tile_start, last = tile_start;
-  for (const TileRow& r : rows) {
+  // A table of many names (gen: 65k) keeps `seen` out of the first-level
+  // caches, and each row's check waited on its line (38% of this
+  // function's samples): ask for the lines a few rows ahead.
+  constexpr size_t kAhead = 32;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i + kAhead < rows.size() && rows[i + kAhead].name < seen.size()) {
+      __builtin_prefetch(&seen[rows[i + kAhead].name]);
+    }
+    const TileRow& r = rows[i];
     if (r.kind == EventKind::kCounter || r.name == 0) continue;
     end = std::max(end, r.ts + r.dur);
     last = std::max(last, r.ts);
