@@ -256,7 +256,7 @@ void PipelineQueue::Push(int slot, std::unique_ptr<Batch> batch) {
   }
   if (!failure_.ok()) return;  // nobody will read it
   if (s->discarded) {
-    if (free_.size() < std::max(max_batches_ + 2, kMaxFreeBatches)) free_.push_back(std::move(batch));
+    KeepForReuse(std::move(batch));
     return;
   }
   s->batches.push_back(std::move(batch));
@@ -297,6 +297,10 @@ void PipelineQueue::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
   changed_.notify_all();
+}
+
+void PipelineQueue::KeepForReuse(std::unique_ptr<Batch> batch) {
+  if (free_.size() < std::max(max_batches_ + 2, kMaxFreeBatches)) free_.push_back(std::move(batch));
 }
 
 std::unique_ptr<Batch> PipelineQueue::NewBatch(int producer) {
@@ -362,7 +366,7 @@ absl::Status PipelineQueue::Drain(TableBuilder* sink) {
     }
     if (absl::Status s = Apply(sink, *tr, *batch); !s.ok()) Fail(s);
     std::lock_guard<std::mutex> lock(mu_);
-    if (free_.size() < std::max(max_batches_ + 2, kMaxFreeBatches)) free_.push_back(std::move(batch));
+    KeepForReuse(std::move(batch));
   }
 }
 

@@ -198,6 +198,8 @@ class PipelineQueue {
   // max_batches_ + 2 freed most of them and the producers allocated new
   // ones (832 KB each: gen 10M made 170, each page cleared by the kernel).
   static constexpr size_t kMaxFreeBatches = 64;
+  // Keeps an applied or discarded batch for reuse, within the cap. Needs mu_.
+  void KeepForReuse(std::unique_ptr<pipeline::Batch> batch);
   std::vector<std::unique_ptr<pipeline::Batch>> free_;
   size_t max_batches_;
   int discard_from_ = INT_MAX;

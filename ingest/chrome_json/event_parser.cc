@@ -363,9 +363,7 @@ void SetPresentTime(EventParser::TimeField* f, std::string_view text, const char
   f->present = true;
   f->parsed = false;
 }
-}  // namespace
 
-namespace {
 // simdjson sizes its index to the text it is given and allocates again for
 // any longer one; runs of about 1 MiB differ by a few kilobytes, so each
 // new longest run reallocated ~6 MB of index, whose pages the kernel clears
