@@ -11,6 +11,13 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// The AVX2 scan is compiled for its own target and chosen at run time.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TT_SCAN_AVX2 1
+#include <immintrin.h>
+#else
+#define TT_SCAN_AVX2 0
+#endif
 
 namespace tracetable::chrome_json {
 namespace {
@@ -202,7 +209,26 @@ size_t ScanContainer(ScanState& st, const char* p, size_t n) {
   }
   return n;
 }
-size_t ScanElementsSimd(const char* p, size_t n) {
+// The bracket loop of one block, shared by the instruction sets: updates
+// depth and last_end (offsets from `at`); false at the array's own ']' (or
+// a stray closer), where the scan stops.
+[[gnu::always_inline]] inline bool ConsumeBrackets(uint64_t brackets, uint64_t open, size_t at,
+                                                   uint32_t& depth, size_t& last_end) {
+  while (brackets != 0) {
+    const int k = __builtin_ctzll(brackets);
+    brackets &= brackets - 1;
+    if ((open >> k) & 1) {
+      ++depth;
+    } else if (depth == 0) {
+      return false;
+    } else if (--depth == 0) {
+      last_end = at + static_cast<size_t>(k) + 1;
+    }
+  }
+  return true;
+}
+
+size_t ScanElementsSse2(const char* p, size_t n) {
   uint32_t depth = 0;
   bool in_str = false, carry = false;
   size_t last_end = 0;
@@ -220,26 +246,62 @@ size_t ScanElementsSimd(const char* p, size_t n) {
     const uint64_t in_string = PrefixXor(m.quote & ~escaped) ^ (in_str ? ~0ULL : 0ULL);
     uint64_t brackets = (m.open | m.close) & ~in_string;
     if (valid < 64) brackets &= (1ULL << valid) - 1;
-    while (brackets != 0) {
-      const int k = __builtin_ctzll(brackets);
-      brackets &= brackets - 1;
-      if ((m.open >> k) & 1) {
-        ++depth;
-      } else if (depth == 0) {
-        return last_end;  // the array's own ']' (or a stray closer)
-      } else if (--depth == 0) {
-        last_end = i + static_cast<size_t>(k) + 1;
-      }
-    }
+    if (!ConsumeBrackets(brackets, m.open, i, depth, last_end)) return last_end;
     in_str = (in_string >> 63) & 1;
   }
   return last_end;
 }
 #endif  // __SSE2__
 
-}  // namespace
+#if TT_SCAN_AVX2
+__attribute__((target("avx2"))) inline uint64_t Mask64(__m256i lo, __m256i hi) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(lo))) |
+         static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(hi))) << 32;
+}
 
-size_t ScanCompleteElementsBytes(const char* p, size_t n) {
+// AVX2 and PCLMUL, chosen at run time: 64 bytes in two loads, and the
+// string mask's prefix xor in one carry-less multiply instead of six
+// shift-xor steps on the block's critical path.
+__attribute__((target("avx2,pclmul"))) size_t ScanElementsAvx2(const char* p, size_t n) {
+  const __m256i quote = _mm256_set1_epi8('"');
+  const __m256i backslash = _mm256_set1_epi8('\\');
+  const __m256i lower = _mm256_set1_epi8(0x20);
+  const __m256i open = _mm256_set1_epi8('{');
+  const __m256i close = _mm256_set1_epi8('}');
+  const __m128i ones = _mm_set1_epi8(static_cast<char>(0xFF));
+  uint32_t depth = 0;
+  bool in_str = false, carry = false;
+  size_t last_end = 0;
+  for (size_t i = 0; i < n; i += 64) {
+    const size_t valid = std::min<size_t>(64, n - i);
+    const char* block = p + i;
+    alignas(32) char tail[64];
+    if (valid < 64) {
+      std::memset(tail, ' ', sizeof tail);
+      std::memcpy(tail, p + i, valid);
+      block = tail;
+    }
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32));
+    const __m256i lo_folded = _mm256_or_si256(lo, lower), hi_folded = _mm256_or_si256(hi, lower);
+    const uint64_t quotes = Mask64(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote));
+    const uint64_t backslashes = Mask64(_mm256_cmpeq_epi8(lo, backslash), _mm256_cmpeq_epi8(hi, backslash));
+    const uint64_t opens = Mask64(_mm256_cmpeq_epi8(lo_folded, open), _mm256_cmpeq_epi8(hi_folded, open));
+    const uint64_t closes = Mask64(_mm256_cmpeq_epi8(lo_folded, close), _mm256_cmpeq_epi8(hi_folded, close));
+    const uint64_t escaped = EscapedBits(backslashes, carry);
+    const __m128i q = _mm_set_epi64x(0, static_cast<int64_t>(quotes & ~escaped));
+    const uint64_t prefix = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_clmulepi64_si128(q, ones, 0)));
+    const uint64_t in_string = prefix ^ (in_str ? ~0ULL : 0ULL);
+    uint64_t brackets = (opens | closes) & ~in_string;
+    if (valid < 64) brackets &= (1ULL << valid) - 1;
+    if (!ConsumeBrackets(brackets, opens, i, depth, last_end)) return last_end;
+    in_str = (in_string >> 63) & 1;
+  }
+  return last_end;
+}
+#endif  // TT_SCAN_AVX2
+
+size_t ScanElementsBytes(const char* p, size_t n) {
   uint32_t depth = 0;
   bool in_str = false, escape = false;
   size_t last_end = 0;
@@ -265,12 +327,41 @@ size_t ScanCompleteElementsBytes(const char* p, size_t n) {
   return last_end;
 }
 
-size_t ScanCompleteElements(const char* p, size_t n) {
+}  // namespace
+
+bool ScanIsaSupported(ScanIsa isa) {
+  switch (isa) {
+    case ScanIsa::kBytes: return true;
 #if defined(__SSE2__)
-  return ScanElementsSimd(p, n);
-#else
-  return ScanCompleteElementsBytes(p, n);
+    case ScanIsa::kSse2: return true;
 #endif
+#if TT_SCAN_AVX2
+    case ScanIsa::kAvx2: {
+      static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+      return has;
+    }
+#endif
+    default: return false;
+  }
+}
+
+size_t ScanCompleteElementsWith(ScanIsa isa, const char* p, size_t n) {
+  switch (isa) {
+#if TT_SCAN_AVX2
+    case ScanIsa::kAvx2: return ScanElementsAvx2(p, n);
+#endif
+#if defined(__SSE2__)
+    case ScanIsa::kSse2: return ScanElementsSse2(p, n);
+#endif
+    default: return ScanElementsBytes(p, n);
+  }
+}
+
+size_t ScanCompleteElements(const char* p, size_t n) {
+  static const ScanIsa best = ScanIsaSupported(ScanIsa::kAvx2)   ? ScanIsa::kAvx2
+                              : ScanIsaSupported(ScanIsa::kSse2) ? ScanIsa::kSse2
+                                                                 : ScanIsa::kBytes;
+  return ScanCompleteElementsWith(best, p, n);
 }
 
 size_t ScanValue(ScanState& st, const char* p, size_t n) {

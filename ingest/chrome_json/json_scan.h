@@ -42,9 +42,15 @@ size_t ScanValue(ScanState& st, const char* p, size_t n);
 // that ends within p[0, n) with '}' or ']', stopping early at the array's
 // own ']'. 0 when no element ends in the text. Lets the reader hand a whole
 // run of events to simdjson at once.
+// Uses the fastest instruction set the CPU has.
 size_t ScanCompleteElements(const char* p, size_t n);
-// The same, a byte at a time (the portable version; tests compare the two).
-size_t ScanCompleteElementsBytes(const char* p, size_t n);
+
+// The same with a given instruction set, for tests that compare them: a
+// byte at a time (portable), SSE2 and AVX2 with PCLMUL, each only where
+// ScanIsaSupported says so.
+enum class ScanIsa { kBytes, kSse2, kAvx2 };
+bool ScanIsaSupported(ScanIsa isa);
+size_t ScanCompleteElementsWith(ScanIsa isa, const char* p, size_t n);
 
 struct SyntaxError {
   size_t offset = 0;      // into the text

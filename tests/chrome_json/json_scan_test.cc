@@ -139,23 +139,30 @@ TEST(ChromeJsonFastMicros, AgreesWithParseMicros) {
 namespace tracetable::chrome_json {
 namespace {
 
-TEST(ChromeJsonScan, CompleteElementsSimdMatchesBytes) {
+TEST(ChromeJsonScan, CompleteElementsAgreeAcrossInstructionSets) {
   std::mt19937_64 rng(3);
   // Backslashes and quotes only inside whole strings, as in any JSON text
-  // (outside strings the two scanners may differ, harmlessly).
+  // (outside strings the scanners may differ, harmlessly).
   const std::string pieces[] = {"{", "}", "[", "]", ",", "a", " ", "\"x\\\"}\"", "\"\\\\\"",
                                 "\"[{\"", "\"\\\\\\\"]\"",
                                 R"({"ph":"X","name":"a\\","args":{"k":[1,{"z":"]"}]}})"};
+  const ScanIsa simd[] = {ScanIsa::kSse2, ScanIsa::kAvx2};
+  int compared = 0;
   for (int round = 0; round < 3000; ++round) {
+    // Up to ~20 blocks of 64 bytes: strings and escapes cross blocks.
     std::string text;
     int n = static_cast<int>(rng() % 60);
     for (int i = 0; i < n; ++i) text += pieces[rng() % std::size(pieces)];
     SCOPED_TRACE(text);
-    // Give the SIMD version buffers with readable slack after the text.
-    std::string padded = text + std::string(64, ' ');
-    EXPECT_EQ(ScanCompleteElements(padded.data(), text.size()),
-              ScanCompleteElementsBytes(text.data(), text.size()));
+    const size_t want = ScanCompleteElementsWith(ScanIsa::kBytes, text.data(), text.size());
+    for (ScanIsa isa : simd) {
+      if (!ScanIsaSupported(isa)) continue;
+      EXPECT_EQ(ScanCompleteElementsWith(isa, text.data(), text.size()), want) << static_cast<int>(isa);
+      ++compared;
+    }
+    EXPECT_EQ(ScanCompleteElements(text.data(), text.size()), want);
   }
+  EXPECT_GT(compared, 0) << "no SIMD scanner on this machine";
   std::string events = R"({"a":"}"},{"b":[1,2]} , {"c":{}}] trailing)";
   EXPECT_EQ(ScanCompleteElements(events.data(), events.size()), events.rfind(']'));
   std::string cut = R"({"a":1},{"b":)";
