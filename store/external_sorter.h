@@ -261,6 +261,15 @@ class ExternalSorter {
   void ReserveUpTo(size_t records) { reserve_records_ = records; }
   size_t size() const { return buffer_.size() + spilled_; }
   size_t buffered() const { return buffer_.size(); }
+  // Calls fn on each record still in memory, which may change it (the
+  // buffer is sorted only when merged), and returns true; calls nothing and
+  // returns false once some have spilled: those are sorted already.
+  template <typename Fn>
+  bool RewriteIfNoneSpilled(Fn&& fn) {
+    if (!runs_.empty()) return false;
+    for (Record& r : buffer_) fn(r);
+    return true;
+  }
   size_t max_records() const { return max_records_; }
 
   // Holds at most `max_records` from now on (at least 1024, as at

@@ -163,13 +163,18 @@ absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, cons
   auto start = [&](uint32_t rank) { return tiles_[by_rank[rank]].start; };
   auto end = [&](uint32_t rank) { return tiles_[by_rank[rank]].start + tiles_[by_rank[rank]].reach; };
 
+  // Postings hold tiles in AddTile order; as ranks before the sort, each
+  // name's come in rank order and need no sort of their own (gen 10M: ~240
+  // samples, a third of writing the index). Spilled runs were sorted as
+  // they were.
+  const bool as_ranks = part.sorter->RewriteIfNoneSpilled([&](Posting& p) { p.tile = rank_of[p.tile]; });
   // One name's postings as ranks, then its chunks.
   std::vector<uint32_t> ranks;
   uint32_t name = 0;
   auto write_name = [&]() -> absl::Status {
     if (ranks.empty()) return absl::OkStatus();
     // Integers: the branchless pdqsort (gen 10M: 1.57% -> 1.21% of samples).
-    boost::sort::pdqsort_branchless(ranks.begin(), ranks.end());
+    if (!as_ranks) boost::sort::pdqsort_branchless(ranks.begin(), ranks.end());
     std::vector<uint32_t> live;  // the chunk's carried ranks, then its own
     size_t carried = 0;
     auto flush = [&]() -> absl::Status {
@@ -205,7 +210,7 @@ absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, cons
       if (absl::Status s = write_name(); !s.ok()) return s;
       name = p.name;
     }
-    ranks.push_back(rank_of[p.tile]);
+    ranks.push_back(as_ranks ? p.tile : rank_of[p.tile]);
     return absl::OkStatus();
   });
   if (!st.ok()) return st;

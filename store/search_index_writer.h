@@ -54,6 +54,8 @@ class SearchIndexWriter {
   // partition.
   void Partition(const std::vector<uint32_t>& weights, int parts);
   int partitions() const { return static_cast<int>(parts_.size()); }
+  // Buffers up to `bytes` of postings from the next Partition() on.
+  void SetMemory(size_t bytes) { memory_bytes_ = bytes; }
 
   // What one calling thread reuses from tile to tile: the tile each name id
   // was last seen in, so a tile's distinct names are found in one pass
@@ -77,7 +79,7 @@ class SearchIndexWriter {
 
   struct Posting {
     uint32_t name;
-    uint32_t tile;  // index in tiles_ (AddTile order)
+    uint32_t tile;  // index in tiles_ (AddTile order); WriteChunks may make it the rank
   };
 
  private:

@@ -769,6 +769,12 @@ absl::Status TableBuilder::WriteTiles() {
   po.held_bytes = std::max<size_t>(options_.memory_budget / 32 / po.threads, 1 << 20);
   po.runs = runs_.get();
   po.resources = &resources_;
+  // The main sorter takes no more records: what its share holds unused
+  // goes to the postings too, which past their own 1/32 of the budget
+  // spill (gen 10M: 8.2M postings, 66 MB, two runs per partition, and
+  // each name's ranks then need a sort of their own).
+  const size_t main_unused = (main_->max_records() - std::min(main_->max_records(), main_->buffered())) * sizeof(SortRecord);
+  search_index_->SetMemory(options_.memory_budget / 32 + main_unused);
   // Its chunks are written on as many threads as tiles are (Finish()).
   search_index_->Partition(name_events_, po.threads);
   name_events_ = {};
