@@ -41,10 +41,18 @@ class PlacedLevels {
 
   // False (nothing added) when `max_records` are held.
   bool Add(const PlacedRecord& p) {
+    return AddInPlace(p.level, [&p](PlacedRecord* q) { *q = p; });
+  }
+  // Add() of the record fill(PlacedRecord*) writes in place, with its
+  // level set to `level`: a record built on the stack and copied in was
+  // read back whole right after its fields were stored one by one, which
+  // waits for the stores (the tile workers' Place: half its samples).
+  template <typename Fill>
+  bool AddInPlace(uint32_t level, Fill fill) {
     if (size_ >= max_records_) return false;
-    if (p.level >= levels_.size()) levels_.resize(p.level + 1);
-    Level& l = levels_[p.level];
-    l.records.push_back(p);
+    if (level >= levels_.size()) levels_.resize(level + 1);
+    Level& l = levels_[level];
+    fill(&l.records.emplace_back());
     ++size_;
     if (l.records.size() - l.sorted >= kChunk) SortTail(&l);
     return true;

@@ -50,6 +50,21 @@ static_assert(std::is_trivially_copyable_v<SortRecord>);
 static_assert(sizeof(SortRecord) == 48);
 static_assert(offsetof(SortRecord, flow_in) == offsetof(SortRecord, flow_out) + 4);
 
+// Sets id, kind, flags and id_high with one 8-byte store. Set one by one,
+// these bit-fields are byte and masked stores into one word, and the next
+// copy of the record reads that word whole before the stores can be
+// forwarded to it: a stall of ~15 cycles per record (RecordFromRow in the
+// tile workers: 63% of its caller's samples on two instructions).
+inline void SetIdWord(SortRecord* r, uint64_t id, EventKind kind, uint64_t flags, uint64_t id_high) {
+  const uint64_t word = (id & ((uint64_t{1} << 40) - 1)) | uint64_t{static_cast<uint8_t>(kind)} << 40 |
+                        (flags & 0xFF) << 48 | (id_high & 0xFF) << 56;
+  std::memcpy(reinterpret_cast<char*>(r) + offsetof(SortRecord, flow_id) + sizeof(uint32_t), &word, sizeof(word));
+}
+// The word lies between flow_id and flow_out, its fields from the low bits
+// up in declaration order (GCC and Clang on x86-64; sort_record_test
+// checks the layout).
+static_assert(offsetof(SortRecord, flow_out) == offsetof(SortRecord, flow_id) + sizeof(uint32_t) + sizeof(uint64_t));
+
 // Event ids (read order) fit SortRecord::id: a table holds fewer events.
 inline constexpr uint64_t kMaxEventIds = uint64_t{1} << 40;
 
@@ -150,23 +165,25 @@ inline TileRow RowFromRecord(const SortRecord& r, uint32_t lane) {
                  .longest_dur = r.dur};
 }
 
+// RecordFromRow written into *r, every field.
+inline void FillRecordFromRow(SortRecord* r, const TileRow& row, uint32_t track) {
+  r->ts = row.ts;
+  r->dur = row.dur;
+  r->track = track;
+  r->name = row.name;
+  r->cat = row.cat;
+  r->flow_id = row.flow_id;
+  SetIdWord(r, row.id, row.kind, row.flags, 0);
+  if (row.kind == EventKind::kCounter) {
+    r->set_value(row.value);
+  } else {
+    r->flow_out = row.flow_out;
+    r->flow_in = row.flow_in;
+  }
+}
 inline SortRecord RecordFromRow(const TileRow& row, uint32_t track) {
   SortRecord r;
-  r.track = track;
-  r.kind = row.kind;
-  r.ts = row.ts;
-  r.dur = row.dur;
-  r.id = row.id;
-  r.name = row.name;
-  r.cat = row.cat;
-  r.flags = row.flags;
-  r.flow_id = row.flow_id;
-  if (row.kind == EventKind::kCounter) {
-    r.set_value(row.value);
-  } else {
-    r.flow_out = row.flow_out;
-    r.flow_in = row.flow_in;
-  }
+  FillRecordFromRow(&r, row, track);
   return r;
 }
 

@@ -219,11 +219,14 @@ class TrackPool::Worker {
   }
 
   absl::Status Place(const TileRow& row, int level) {
+    auto fill = [&](PlacedRecord* p) {
+      FillRecordFromRow(&p->event, row, track_);
+      p->lane = row.lane;
+      p->level = static_cast<uint32_t>(level);
+    };
+    if (levels_.AddInPlace(static_cast<uint32_t>(level), fill)) return absl::OkStatus();
     PlacedRecord p;
-    p.event = RecordFromRow(row, track_);
-    p.lane = row.lane;
-    p.level = static_cast<uint32_t>(level);
-    if (levels_.Add(p)) return absl::OkStatus();
+    fill(&p);
     // Past the track's share of memory: the levels go to the external
     // sorter in order (it spills when full, its buffer as large as their
     // share) and fill again. Records handed over in no order had to be

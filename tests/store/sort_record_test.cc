@@ -5,7 +5,9 @@
 #include "store/sort_record.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include "gtest/gtest.h"
 
@@ -26,6 +28,30 @@ TEST(SortRecord, IdKindAndFlagsKeepTheirBitsApart) {
   EXPECT_EQ(r.kind, EventKind::kAsyncInstant);
   EXPECT_EQ(r.flags, static_cast<uint64_t>(kFlagHasThreadTime));
   EXPECT_EQ(r.id_high, 0xABu);
+}
+
+// SetIdWord writes the bit-fields' word at once: it must put each field
+// where the compiler's bit-fields have it, and touch nothing else.
+TEST(SortRecord, SetIdWordMatchesTheBitFields) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t id = rng() % kMaxEventIds;
+    const auto kind = static_cast<EventKind>(rng() % 256);
+    const uint64_t flags = rng() % 256, id_high = rng() % 256;
+    SortRecord a, b;
+    a.flow_id = b.flow_id = 0xDEADBEEF;
+    a.flow_out = b.flow_out = 0xFEEDFACE;
+    a.id = id;
+    a.kind = kind;
+    a.flags = flags;
+    a.id_high = id_high;
+    SetIdWord(&b, id, kind, flags, id_high);
+    ASSERT_EQ(std::memcmp(&a, &b, sizeof(SortRecord)), 0) << i;
+    EXPECT_EQ(b.id, id);
+    EXPECT_EQ(b.kind, kind);
+    EXPECT_EQ(b.flags, flags);
+    EXPECT_EQ(b.id_high, id_high);
+  }
 }
 
 TEST(SortRecord, CounterValueAndSliceFlowsRoundTripThroughRows) {
