@@ -228,26 +228,38 @@ size_t ScanContainer(ScanState& st, const char* p, size_t n) {
   return true;
 }
 
+// The 64-byte block at p + i, or its `valid` < 64 bytes padded with spaces
+// in `tail` at the end of the text.
+[[gnu::always_inline]] inline const char* Block64(const char* p, size_t i, size_t valid, char* tail) {
+  if (valid == 64) return p + i;
+  std::memset(tail, ' ', 64);
+  std::memcpy(tail, p + i, valid);
+  return tail;
+}
+
+// A block's brackets outside strings, given its masks and the prefix xor
+// of its unescaped quotes: updates the scan's state; false where the scan
+// stops (ConsumeBrackets).
+[[gnu::always_inline]] inline bool EndBlock(uint64_t quote_prefix, uint64_t opens, uint64_t closes, size_t valid,
+                                            size_t at, bool& in_str, uint32_t& depth, size_t& last_end) {
+  const uint64_t in_string = quote_prefix ^ (in_str ? ~0ULL : 0ULL);
+  uint64_t brackets = (opens | closes) & ~in_string;
+  if (valid < 64) brackets &= (1ULL << valid) - 1;
+  if (!ConsumeBrackets(brackets, opens, at, depth, last_end)) return false;
+  in_str = (in_string >> 63) & 1;
+  return true;
+}
+
 size_t ScanElementsSse2(const char* p, size_t n) {
   uint32_t depth = 0;
   bool in_str = false, carry = false;
   size_t last_end = 0;
   for (size_t i = 0; i < n; i += 64) {
     const size_t valid = std::min<size_t>(64, n - i);
-    const char* block = p + i;
     alignas(16) char tail[64];
-    if (valid < 64) {
-      std::memset(tail, ' ', sizeof tail);
-      std::memcpy(tail, p + i, valid);
-      block = tail;
-    }
-    BlockMasks m = Classify64(block);
+    const BlockMasks m = Classify64(Block64(p, i, valid, tail));
     const uint64_t escaped = EscapedBits(m.backslash, carry);
-    const uint64_t in_string = PrefixXor(m.quote & ~escaped) ^ (in_str ? ~0ULL : 0ULL);
-    uint64_t brackets = (m.open | m.close) & ~in_string;
-    if (valid < 64) brackets &= (1ULL << valid) - 1;
-    if (!ConsumeBrackets(brackets, m.open, i, depth, last_end)) return last_end;
-    in_str = (in_string >> 63) & 1;
+    if (!EndBlock(PrefixXor(m.quote & ~escaped), m.open, m.close, valid, i, in_str, depth, last_end)) break;
   }
   return last_end;
 }
@@ -274,13 +286,8 @@ __attribute__((target("avx2,pclmul"))) size_t ScanElementsAvx2(const char* p, si
   size_t last_end = 0;
   for (size_t i = 0; i < n; i += 64) {
     const size_t valid = std::min<size_t>(64, n - i);
-    const char* block = p + i;
     alignas(32) char tail[64];
-    if (valid < 64) {
-      std::memset(tail, ' ', sizeof tail);
-      std::memcpy(tail, p + i, valid);
-      block = tail;
-    }
+    const char* block = Block64(p, i, valid, tail);
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
     const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32));
     const __m256i lo_folded = _mm256_or_si256(lo, lower), hi_folded = _mm256_or_si256(hi, lower);
@@ -291,11 +298,7 @@ __attribute__((target("avx2,pclmul"))) size_t ScanElementsAvx2(const char* p, si
     const uint64_t escaped = EscapedBits(backslashes, carry);
     const __m128i q = _mm_set_epi64x(0, static_cast<int64_t>(quotes & ~escaped));
     const uint64_t prefix = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_clmulepi64_si128(q, ones, 0)));
-    const uint64_t in_string = prefix ^ (in_str ? ~0ULL : 0ULL);
-    uint64_t brackets = (opens | closes) & ~in_string;
-    if (valid < 64) brackets &= (1ULL << valid) - 1;
-    if (!ConsumeBrackets(brackets, opens, i, depth, last_end)) return last_end;
-    in_str = (in_string >> 63) & 1;
+    if (!EndBlock(prefix, opens, closes, valid, i, in_str, depth, last_end)) break;
   }
   return last_end;
 }
