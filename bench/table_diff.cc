@@ -7,16 +7,22 @@
 // same objects and columns (format versions 5 and 6 encode integers
 // differently), and so does a metadata record that differs only in its
 // format version; both are reported. Exit 0 when the same, 1 when not.
-// tt_table_diff --sizes A: records and uncompressed bytes by key prefix.
+// tt_table_diff --sizes A: records, bytes and approximate compressed bytes by
+// key prefix, and the bytes of each tile field.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "format/args_codec.h"
+#include "format/keys.h"
 #include "format/memory_segment_codec.h"
 #include "format/tracetable.pb.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "snappy.h"
 #include "store/table_files.h"
 
 namespace {
@@ -87,22 +93,79 @@ int Diff(const std::string& a_dir, const std::string& b_dir) {
   return differ == 0 ? 0 : 1;
 }
 
+// Snappy over 32 KiB runs of one prefix's records approximates what that
+// prefix costs on disk (the files compress 32 KiB blocks).
+struct PrefixSize {
+  uint64_t records = 0, bytes = 0, compressed = 0;
+  std::string pending;
+  void Add(const leveldb::Slice& key, const leveldb::Slice& value) {
+    ++records;
+    bytes += key.size() + value.size();
+    pending.append(key.data(), key.size()).append(value.data(), value.size());
+    if (pending.size() >= 32768) Flush();
+  }
+  void Flush() {
+    std::string out;
+    snappy::Compress(pending.data(), pending.size(), &out);
+    compressed += std::min(out.size(), pending.size());
+    pending.clear();
+  }
+};
+
+// Each tile field's share: the bytes a tile holding only that field takes.
+void AddTileFields(const leveldb::Slice& value, char section, std::map<std::string, uint64_t>* by_field) {
+  tracetable::proto::Tile tile;
+  if (!tile.ParseFromArray(value.data(), static_cast<int>(value.size()))) return;
+  const google::protobuf::Reflection* reflection = tile.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(tile, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    tracetable::proto::Tile only;
+    only.CopyFrom(tile);
+    for (const google::protobuf::FieldDescriptor* other : fields) {
+      if (other != field) reflection->ClearField(&only, other);
+    }
+    (*by_field)[absl::StrCat(std::string(1, section), " ", field->name())] += only.ByteSizeLong();
+  }
+}
+
 int Sizes(const std::string& dir) {
   auto t = tracetable::TableFiles::Open(dir, nullptr);
   if (!t.ok()) {
     std::fprintf(stderr, "cannot open: %s\n", t.status().ToString().c_str());
     return 2;
   }
-  std::map<char, std::pair<uint64_t, uint64_t>> by_prefix;  // records, bytes
+  std::map<char, PrefixSize> by_prefix;
+  std::map<std::string, uint64_t> tile_fields;
+  std::map<std::string, PrefixSize> tile_levels;
   std::unique_ptr<leveldb::Iterator> it = (*t)->NewIterator();
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto& [n, bytes] = by_prefix[it->key()[0]];
-    ++n;
-    bytes += it->key().size() + it->value().size();
+    by_prefix[it->key()[0]].Add(it->key(), it->value());
+    if (it->key()[0] == 'T') {
+      tracetable::TileKey key;
+      if (tracetable::DecodeTileKey(std::string_view(it->key().data(), it->key().size()), &key)) {
+        const char section = static_cast<char>(key.section);
+        AddTileFields(it->value(), section, &tile_fields);
+        std::string level = absl::StrCat(std::string(1, section), " level ", key.level);
+        tile_levels[level].Add(it->key(), it->value());
+      }
+    }
   }
   if (!it->status().ok()) return 2;
-  for (const auto& [prefix, c] : by_prefix) std::printf("%c %12llu records %14llu bytes\n", prefix,
-      static_cast<unsigned long long>(c.first), static_cast<unsigned long long>(c.second));
+  std::printf("prefix      records   bytes (keys + values)   snappy in 32 KiB runs\n");
+  for (auto& [prefix, c] : by_prefix) {
+    c.Flush();
+    std::printf("%c %12llu %14llu %14llu\n", prefix, static_cast<unsigned long long>(c.records),
+                static_cast<unsigned long long>(c.bytes), static_cast<unsigned long long>(c.compressed));
+  }
+  std::printf("tiles by section and level (records, bytes, snappy)\n");
+  for (auto& [level, c] : tile_levels) {
+    c.Flush();
+    std::printf("  %-12s %8llu %12llu %12llu\n", level.c_str(), static_cast<unsigned long long>(c.records),
+                static_cast<unsigned long long>(c.bytes), static_cast<unsigned long long>(c.compressed));
+  }
+  std::printf("tile fields by section (uncompressed, tags included)\n");
+  for (const auto& [name, bytes] : tile_fields) std::printf("  %-14s %12llu\n", name.c_str(), static_cast<unsigned long long>(bytes));
   return 0;
 }
 
