@@ -53,7 +53,7 @@ std::string InfoJson(const Table& t, uint64_t disk) {
   out += "]";
   if (m.has_search_index()) {
     absl::StrAppend(&out, ",\"search_index\":{\"postings\":", m.search_index().postings(),
-                    ",\"chunks\":", m.search_index().chunks(), ",\"bytes\":", m.search_index().bytes(), "}");
+                    ",\"chunks\":", m.search_index().chunks(), ",\"groups\":", m.search_index().groups(), ",\"bytes\":", m.search_index().bytes(), "}");
   } else {
     out += ",\"search_index\":null";
   }
@@ -129,7 +129,7 @@ void PrintText(const Table& t, uint64_t disk) {
             << "  events    " << m.num_events() << "\n"
             << "  tracks    " << t.resources().tracks_size() << " in " << t.resources().processes_size()
             << " processes, max depth " << m.max_depth() << "\n"
-            << "  levels    " << m.num_levels() << " (resolutions 0, 1 ns, 4 ns, ... "
+            << "  levels    " << m.num_levels() << " (resolutions 0, 1 ns, 8 ns, ... "
             << FormatMicros(Resolution(m.num_levels() - 1)) << " us)\n"
             << "  size      " << HumanBytes(disk) << " ("
             << (m.num_events() ? double(disk) / m.num_events() : 0) << " bytes/event)\n"
@@ -137,7 +137,7 @@ void PrintText(const Table& t, uint64_t disk) {
   if (m.has_search_index()) {
     const proto::SearchIndexInfo& si = m.search_index();
     std::cout << "  search    index of " << si.postings() << " (name, tile) postings in " << si.chunks()
-              << " chunks, " << HumanBytes(si.bytes()) << " before compression ("
+              << " chunks and " << si.groups() << " groups of rare names, " << HumanBytes(si.bytes()) << " before compression ("
               << (m.num_events() ? double(si.bytes()) / m.num_events() : 0) << " bytes/event)\n";
   } else {
     std::cout << "  search    no index (written before it existed): search scans the events\n";

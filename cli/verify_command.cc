@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/common.h"
@@ -12,6 +13,7 @@
 #include "format/flow_id.h"
 #include "format/keys.h"
 #include "format/levels.h"
+#include "format/search_group_codec.h"
 #include "format/stats_codec.h"
 #include "format/thread_time_codec.h"
 #include "format/tile_codec.h"
@@ -80,6 +82,7 @@ class Verifier {
       }
       case kSearchTilesPrefix:
       case kSearchPrefix:
+      case kSearchGroupPrefix:
         return CheckSearchIndex(key, value);
       case kFlowPrefix: {
         proto::FlowTiles block;
@@ -190,6 +193,7 @@ class Verifier {
       search_tiles_ += d.start_delta_size();
       return;
     }
+    if (key[0] == kSearchGroupPrefix) return CheckSearchGroup(key, value);
     proto::SearchPostings c;
     if (key.size() != 9 || !c.ParseFromArray(value.data(), static_cast<int>(value.size())) ||
         c.carried() >= static_cast<uint32_t>(c.rank_delta_size())) {
@@ -206,17 +210,35 @@ class Verifier {
     max_rank_ = std::max(max_rank_, rank);
     ++search_chunks_;
     search_postings_ += c.rank_delta_size() - c.carried();
+    chunked_names_.insert(GetBigEndian32(key.data() + 1));
+  }
+
+  // Keys "P" come after every "N" key: a grouped name must have none.
+  void CheckSearchGroup(const std::string& key, std::string_view value) {
+    if (key.size() != 5) return Error(key, "search name group with a malformed key");
+    std::vector<SearchGroupEntry> entries;
+    if (absl::Status s = DecodeSearchNameGroup(GetBigEndian32(key.data() + 1), value, &entries); !s.ok()) {
+      return Error(key, std::string(s.message()));
+    }
+    if (entries.empty()) return Error(key, "empty search name group");
+    for (const SearchGroupEntry& e : entries) {
+      if (chunked_names_.contains(e.name)) return Error(key, absl::StrCat("name ", e.name, " has chunks too"));
+      max_rank_ = std::max<uint64_t>(max_rank_, e.ranks.back());
+      search_postings_ += e.ranks.size();
+    }
+    ++search_groups_;
   }
 
   void CheckSearchCounts() {
     if (!t_.meta().has_search_index()) return;
     const proto::SearchIndexInfo& si = t_.meta().search_index();
-    if (search_tiles_ != si.tiles() || search_chunks_ != si.chunks() || search_postings_ != si.postings()) {
+    if (search_tiles_ != si.tiles() || search_chunks_ != si.chunks() || search_groups_ != si.groups() ||
+        search_postings_ != si.postings()) {
       Error("", absl::StrCat("search index holds ", search_tiles_, " tiles, ", search_chunks_, " chunks, ",
-                             search_postings_, " postings; metadata says ", si.tiles(), ", ", si.chunks(),
-                             ", ", si.postings()));
+                             search_groups_, " name groups, ", search_postings_, " postings; metadata says ",
+                             si.tiles(), ", ", si.chunks(), ", ", si.groups(), ", ", si.postings()));
     }
-    if (search_chunks_ > 0 && max_rank_ >= search_tiles_) Error("", "search posting past the directory");
+    if (search_postings_ > 0 && max_rank_ >= search_tiles_) Error("", "search posting past the directory");
   }
 
   void CheckCounts() {
@@ -251,7 +273,8 @@ class Verifier {
   int64_t last_ts_ = INT64_MIN;
   uint64_t tiles_ = 0, rows_ = 0, args_ = 0, errors_ = 0, memory_segments_ = 0;
   uint64_t thread_times_ = 0, rows_with_thread_time_ = 0;
-  uint64_t search_tiles_ = 0, search_chunks_ = 0, search_postings_ = 0, max_rank_ = 0;
+  uint64_t search_tiles_ = 0, search_chunks_ = 0, search_groups_ = 0, search_postings_ = 0, max_rank_ = 0;
+  absl::flat_hash_set<uint32_t> chunked_names_;  // names with "N" keys
 };
 
 }  // namespace

@@ -198,6 +198,11 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
   const bool deltas = block.int_deltas_size() > 0;
   const int num_ints = deltas ? block.int_deltas_size() : block.ints_size();
   std::vector<uint64_t> last_int(deltas ? block.keys_size() : 0);
+  std::vector<bool> absolute(block.keys_size());
+  for (uint32_t k : block.absolute_keys()) {
+    if (!deltas || k >= absolute.size()) return absl::DataLossError("arguments record: bad absolute key");
+    absolute[k] = true;
+  }
   auto text = [&](std::string_view* t) {
     if (next_text >= block.texts_size()) return false;
     *t = block.texts(next_text++);
@@ -244,7 +249,9 @@ absl::Status Walk(const proto::ArgsBlock& block, Want want, Emit emit) {
           case kInt: {
             if (next_int >= num_ints) return absl::DataLossError("arguments record: missing int");
             int64_t value;
-            if (deltas) {
+            if (deltas && absolute[field >> 3]) {
+              value = block.int_deltas(next_int);
+            } else if (deltas) {
               uint64_t& last = last_int[field >> 3];
               last += static_cast<uint64_t>(block.int_deltas(next_int));
               value = static_cast<int64_t>(last);
@@ -324,29 +331,54 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
         std::string* kept = block_.add_keys();
         kept->assign(f.key.data(), f.key.size());
         it = key_ids_.emplace(std::string_view(*kept), block_.keys_size() - 1).first;
-        last_int_.push_back(0);
       }
       key = it->second;
       key_at_[i] = {it->first, key};
     }
     AppendVarint(&shape, (uint64_t{key} << 3) | f.type);
     if (f.type == kInt) {
-      uint64_t& last = last_int_[key];
-      block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(f.value) - last));
-      last = static_cast<uint64_t>(f.value);
+      ints_.emplace_back(key, f.value);
     } else if (f.type == kString || f.type == kRaw) {
       block_.add_texts()->assign(f.text.data(), f.text.size());
     }
   }
 }
 
+// Differences suit integers that count up (ids, indexes); values spread at
+// random (flops, bytes) are shorter as they are (gen 1M: 4% of the
+// integers' bytes).
+void ArgsBlockEncoder::PutInts() {
+  const size_t keys = static_cast<size_t>(block_.keys_size());
+  std::vector<uint64_t> last(keys), delta_bytes(keys), value_bytes(keys);
+  for (const auto& [key, value] : ints_) {
+    delta_bytes[key] += VarintLength(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(value) - last[key])));
+    value_bytes[key] += VarintLength(ZigZag(value));
+    last[key] = static_cast<uint64_t>(value);
+  }
+  std::vector<bool> absolute(keys);
+  for (size_t k = 0; k < keys; ++k) {
+    absolute[k] = value_bytes[k] < delta_bytes[k];
+    if (absolute[k]) block_.add_absolute_keys(static_cast<uint32_t>(k));
+  }
+  std::fill(last.begin(), last.end(), 0);
+  for (const auto& [key, value] : ints_) {
+    if (absolute[key]) {
+      block_.add_int_deltas(value);
+    } else {
+      block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(value) - last[key]));
+      last[key] = static_cast<uint64_t>(value);
+    }
+  }
+}
+
 std::string ArgsBlockEncoder::Finish() {
   if (empty_) block_.mutable_present()->assign(kPresentBytes, '\0');
+  PutInts();
   std::string bytes = block_.SerializeAsString();
   block_.Clear();
   key_ids_.clear();
   key_at_.clear();
-  last_int_.clear();
+  ints_.clear();
   layout_ids_.clear();
   empty_ = true;
   return bytes;

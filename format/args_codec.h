@@ -69,11 +69,15 @@ class ArgsBlockEncoder {
   std::string Finish();
 
  private:
+  void PutInts();
+
   proto::ArgsBlock block_;
   // Views of block_'s keys and layouts (their strings stay put until Finish).
   absl::flat_hash_map<std::string_view, uint32_t, TextHash> key_ids_, layout_ids_;
   std::vector<args_internal::Field> fields_;
-  std::vector<uint64_t> last_int_;  // per key id: its last integer (int_deltas)
+  // The block's integers in order with their key ids: Finish() stores each
+  // key's as differences or as they are, whichever is shorter.
+  std::vector<std::pair<uint32_t, int64_t>> ints_;
   // Per field position: the key last seen there and its id. Objects of one
   // kind repeat their keys in order, so most fields skip the hash lookup.
   std::vector<std::pair<std::string_view, uint32_t>> key_at_;

@@ -52,6 +52,12 @@ std::string SearchChunkKey(uint32_t name, uint32_t rank) {
   return key;
 }
 
+std::string SearchGroupKey(uint32_t group) {
+  std::string key(1, kSearchGroupPrefix);
+  PutBigEndian32(&key, group);
+  return key;
+}
+
 std::string MemorySegmentKey(uint32_t id, uint32_t segment) {
   std::string key(1, kMemorySegmentPrefix);
   PutBigEndian32(&key, id);

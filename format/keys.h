@@ -18,6 +18,7 @@ constexpr char kTilePrefix = 'T';
 constexpr char kArgsPrefix = 'A';
 constexpr char kSearchPrefix = 'N';
 constexpr char kSearchTilesPrefix = 'D';
+constexpr char kSearchGroupPrefix = 'P';
 constexpr char kMemorySegmentPrefix = 'Y';
 constexpr char kThreadTimePrefix = 'H';
 constexpr char kFlowPrefix = 'F';
@@ -44,6 +45,9 @@ std::string EncodeTileKey(const TileKey& key);
 // all chunks of `name` share.
 std::string SearchChunkKey(uint32_t name, uint32_t rank);
 std::string SearchNamePrefix(uint32_t name);
+// The postings of the rare names among name ids [group << 6, (group + 1) << 6).
+constexpr int kSearchGroupShift = 6;
+std::string SearchGroupKey(uint32_t group);
 // The search index's tile directory: ranks [block << 10, (block + 1) << 10).
 constexpr int kSearchTilesBlockShift = 10;
 std::string SearchTilesKey(uint32_t block);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <tuple>
@@ -77,6 +78,13 @@ class ExactDivider {
   uint64_t inverse_;
   uint64_t limit_ = UINT64_MAX;  // for Divides
 };
+
+// Integers up to 2^53 are exact as doubles, and so as int64 and back.
+constexpr int64_t kMaxExactInteger = int64_t{1} << 53;
+bool IsExactInteger(double v) {
+  return v >= -static_cast<double>(kMaxExactInteger) && v <= static_cast<double>(kMaxExactInteger) &&
+         v == std::trunc(v) && !(v == 0 && std::signbit(v));
+}
 
 // A packed varint column; `any`: some value is not 0, else it is left out.
 template <typename Get>
@@ -317,8 +325,12 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
   PutVarintColumn(&out, 9, non_zero.flow_id, rows, [](const TileRow& r) { return r.flow_id; });
   PutVarintColumn(&out, 10, non_zero.flow_out, rows, [](const TileRow& r) { return r.flow_out; });
   PutVarintColumn(&out, 11, non_zero.flow_in, rows, [](const TileRow& r) { return r.flow_in; });
-  // Field 12, value: packed little-endian doubles, left out if all are 0.
-  if (non_zero.value) {
+  // Field 12, value: packed little-endian doubles, left out if all are 0;
+  // field 21 instead when all are integers.
+  const bool int_values = non_zero.value && std::all_of(rows.begin(), rows.end(), [](const TileRow& r) {
+                            return IsExactInteger(r.value);
+                          });
+  if (non_zero.value && !int_values) {
     PutTag(&out, 12, kLengthDelimited);
     AppendVarint(&out, rows.size() * sizeof(double));
     for (const TileRow& r : rows) {
@@ -347,6 +359,17 @@ std::string EncodeTile(const std::vector<TileRow>& rows, int64_t tile_start,
   PutSmallColumn(&out, 18, lane);
   PutSmallColumn(&out, 19, kind);
   PutSmallColumn(&out, 20, flags);
+  if (int_values) {
+    PutBytesField(&out, 21, PackVarints(rows.size(), [&](char* p) {
+                    int64_t prev = 0;
+                    for (const TileRow& r : rows) {
+                      const auto v = static_cast<int64_t>(r.value);
+                      p = PutVarint(p, ZigZag(v - prev));
+                      prev = v;
+                    }
+                    return p;
+                  }));
+  }
   return out;
 }
 
@@ -360,7 +383,7 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
   if (!ColumnFits(tile.dur(), n) || !ColumnFits(tile.name(), n) ||
       !ColumnFits(tile.id_delta(), n) || !ColumnFits(tile.flow_id(), n) ||
       !ColumnFits(tile.flow_out(), n) || !ColumnFits(tile.flow_in(), n) ||
-      !ColumnFits(tile.value(), n) || !ColumnFits(tile.count(), n) ||
+      !ColumnFits(tile.value(), n) || !ColumnFits(tile.value_delta(), n) || !ColumnFits(tile.count(), n) ||
       !ColumnFits(tile.covered(), n) || !ColumnFits(tile.longest_dur(), n)) {
     return absl::DataLossError(absl::StrCat("tile columns disagree in length (", n, " rows)"));
   }
@@ -372,8 +395,12 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
         std::tuple(&tile.flags(), tile.has_flags_small(), &tile.flags_small(), &flags)}) {
     if (absl::Status s = ExpandUint32Column(*plain, has, *small, n, col); !s.ok()) return s;
   }
+  if (!tile.value().empty() && !tile.value_delta().empty()) {
+    return absl::DataLossError("tile holds counter values twice");
+  }
   const int64_t unit = tile.time_unit() == 0 ? 1 : static_cast<int64_t>(tile.time_unit());
   const size_t base = out->size();
+  uint64_t int_value = 0;  // wraps like the writer's differences
   out->resize(base + n);
   int64_t ts = tile_start;
   uint64_t id = 0;
@@ -396,6 +423,12 @@ absl::Status DecodeTile(std::string_view bytes, int64_t tile_start,
     if (!tile.flow_out().empty()) r.flow_out = tile.flow_out(i);
     if (!tile.flow_in().empty()) r.flow_in = tile.flow_in(i);
     if (!tile.value().empty()) r.value = tile.value(i);
+    if (!tile.value_delta().empty()) {
+      int_value += static_cast<uint64_t>(tile.value_delta(i));
+      const auto v = static_cast<int64_t>(int_value);
+      if (v > kMaxExactInteger || v < -kMaxExactInteger) return absl::DataLossError("tile has a counter value past 2^53");
+      r.value = static_cast<double>(v);
+    }
     if (!tile.covered().empty()) r.covered = tile.covered(i) * static_cast<uint64_t>(unit);
     if (!tile.longest_dur().empty()) r.longest_dur = static_cast<int64_t>(tile.longest_dur(i)) * unit;
     if (r.count <= 1) {

@@ -7,6 +7,7 @@
 #ifndef TRACETABLE_FORMAT_VARINT_H_
 #define TRACETABLE_FORMAT_VARINT_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,9 @@ inline bool ReadVarint(std::string_view s, size_t* pos, uint64_t* v) {
   }
   return false;
 }
+
+// Bytes AppendVarint takes for v.
+inline int VarintLength(uint64_t v) { return (std::bit_width(v | 1) + 6) / 7; }
 
 inline uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 inline int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }

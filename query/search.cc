@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/absl_compat.h"
 #include "format/keys.h"
+#include "format/search_group_codec.h"
 #include "leveldb/iterator.h"
 #include "query/estimate.h"
 #include "query/run_search.h"
@@ -186,10 +187,12 @@ class TileDirectory {
     if (d.track_size() != n || d.level_size() != n || d.reach_size() != n || d.last_size() != n) {
       return BadIndex(absl::StrCat("directory block ", block, " has columns of different lengths"));
     }
+    const uint64_t unit = d.unit() == 0 ? 1 : d.unit();
     uint64_t start = 0;
     for (int i = 0; i < n; ++i) {
-      start += d.start_delta(i);
-      it->second.push_back(TileInfo{start, start + d.reach(i), start + d.last(i), d.track(i), d.level(i)});
+      start += d.start_delta(i) * unit;
+      it->second.push_back(
+          TileInfo{start, start + d.reach(i) * unit, start + d.last(i) * unit, d.track(i), d.level(i)});
     }
     return &it->second;
   }
@@ -199,14 +202,57 @@ class TileDirectory {
   absl::flat_hash_map<uint32_t, std::vector<TileInfo>> blocks_;
 };
 
+// The rare names' postings (keys "P"), one group at a time: a search looks
+// names up in ascending order, so a group is read once.
+class NameGroups {
+ public:
+  explicit NameGroups(const Table& t) : t_(t) {}
+
+  // Replaces `ranks` with the postings of `name` and returns true if its
+  // group holds them; false if the name has keys of its own (or none).
+  absl::StatusOr<bool> Find(uint32_t name, std::vector<uint32_t>* ranks) {
+    const uint32_t group = name >> kSearchGroupShift;
+    if (!loaded_ || group != group_) {
+      loaded_ = true;
+      group_ = group;
+      present_ = false;
+      std::string value;
+      absl::Status s = t_.Get(SearchGroupKey(group), &value);
+      if (s.ok()) {
+        if (absl::Status p = reader_.Parse(group, value); !p.ok()) return BadIndex(Sv(p.message()));
+        present_ = true;
+      } else if (!absl::IsNotFound(s)) {
+        return s;
+      }
+    }
+    if (!present_) return false;
+    absl::StatusOr<bool> found = reader_.Find(name, ranks);
+    if (!found.ok()) return BadIndex(Sv(found.status().message()));
+    return *found;
+  }
+
+ private:
+  const Table& t_;
+  bool loaded_ = false, present_ = false;
+  uint32_t group_ = 0;
+  SearchNameGroupReader reader_;
+};
+
 // The postings (tile ranks) of one name from a position on, chunk by chunk.
 class PostingStream {
  public:
   PostingStream(const Table& t, uint32_t name) : t_(t), name_(name), prefix_(SearchNamePrefix(name)) {}
 
   // Loads the chunk holding rank `at` (the first chunk if `at` < 0), with
-  // what it carries.
-  absl::Status SeekTo(int64_t at) {
+  // what it carries; or all of a rare name's postings, from its group.
+  absl::Status SeekTo(int64_t at, NameGroups* groups) {
+    absl::StatusOr<bool> grouped = groups->Find(name_, &ranks_);
+    if (!grouped.ok()) return grouped.status();
+    if (*grouped) {
+      pos_ = 0;
+      next_key_.clear();
+      return absl::OkStatus();
+    }
     std::unique_ptr<leveldb::Iterator> it = t_.NewIterator();
     if (at < 0) {
       it->Seek(prefix_);
@@ -307,6 +353,7 @@ absl::StatusOr<SearchResult> IndexSearch(const Table& t, const SearchRequest& re
     return false;
   };
   std::vector<std::unique_ptr<PostingStream>> streams;
+  NameGroups groups(t);
   auto later = [](const PostingStream* a, const PostingStream* b) { return a->head() > b->head(); };
   std::priority_queue<PostingStream*, std::vector<PostingStream*>, decltype(later)> heads(later);
   auto push = [&](PostingStream* s) -> absl::Status {
@@ -318,7 +365,7 @@ absl::StatusOr<SearchResult> IndexSearch(const Table& t, const SearchRequest& re
   for (size_t name = 1; name < req.names.size(); ++name) {
     if (!req.names[name]) continue;
     streams.push_back(std::make_unique<PostingStream>(t, static_cast<uint32_t>(name)));
-    if (absl::Status st = streams.back()->SeekTo(*at); !st.ok()) return st;
+    if (absl::Status st = streams.back()->SeekTo(*at, &groups); !st.ok()) return st;
     if (absl::Status st = push(streams.back().get()); !st.ok()) return st;
   }
 

@@ -8,7 +8,8 @@
 // and Finish() writes each name's postings as ascending tile ranks, chunked;
 // a chunk also carries its name's earlier postings whose tile reaches its
 // start, so a reader positioned at any time needs the chunk holding it and
-// the ones after, never earlier ones.
+// the ones after, never earlier ones. A name in few tiles is written with the
+// others of its group of 64 name ids, in one key.
 //
 // AddTile() may be called from several threads (store/track_pool.h): the
 // directory's order comes from sorting, not from the order of the calls.
@@ -50,7 +51,7 @@ class SearchIndexWriter {
 
   // Splits the names into `parts` ranges of about equal weight, from
   // weights[name] (events per name: postings follow them; a name beyond
-  // counts 0). Only before the first AddTile(); without it there is one
+  // counts 0), each starting at a group of names (kSearchGroupShift). Only before the first AddTile(); without it there is one
   // partition.
   void Partition(const std::vector<uint32_t>& weights, int parts);
   int partitions() const { return static_cast<int>(parts_.size()); }
@@ -105,6 +106,7 @@ class SearchIndexWriter {
   // What one partition's chunks added to the index.
   struct PartInfo {
     uint64_t chunks = 0;
+    uint64_t groups = 0;
     uint64_t bytes = 0;
   };
 

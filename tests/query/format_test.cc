@@ -1,9 +1,11 @@
-// Codec round trips (time text, keys, tiles) and the builder's B/E and async
+// Codec round trips (time text, keys, tiles, arguments, search name groups) and the builder's B/E and async
 // matching.
 #include <unistd.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -14,6 +16,7 @@
 #include "format/keys.h"
 #include "format/levels.h"
 #include "format/memory_segment_codec.h"
+#include "format/search_group_codec.h"
 #include "format/tile_codec.h"
 #include "format/time.h"
 #include "format/tracetable.pb.h"
@@ -216,12 +219,25 @@ std::string ReferenceTileBytes(const std::vector<TileRow>& rows, int64_t tile_st
   plain(tile.mutable_flow_id(), [](const TileRow& r) { return r.flow_id; });
   plain(tile.mutable_flow_out(), [](const TileRow& r) { return r.flow_out; });
   plain(tile.mutable_flow_in(), [](const TileRow& r) { return r.flow_in; });
-  plain(tile.mutable_value(), [](const TileRow& r) { return r.value; });
+  // Counter values that are all integers (version 8) go to field 21, after
+  // the small columns.
+  const bool int_values =
+      std::any_of(rows.begin(), rows.end(), [](const TileRow& r) { return r.value != 0; }) &&
+      std::all_of(rows.begin(), rows.end(), [](const TileRow& r) {
+        return std::abs(r.value) <= 0x1p53 && r.value == std::trunc(r.value) && !(r.value == 0 && std::signbit(r.value));
+      });
+  if (!int_values) plain(tile.mutable_value(), [](const TileRow& r) { return r.value; });
   if (summary) {
     plain(tile.mutable_count(), [](const TileRow& r) { return r.count; });
     plain(tile.mutable_covered(), [unit](const TileRow& r) { return r.count > 1 ? r.covered / unit : uint64_t{0}; });
     plain(tile.mutable_longest_dur(),
           [u](const TileRow& r) { return r.count > 1 ? static_cast<uint64_t>(r.longest_dur / u) : uint64_t{0}; });
+  }
+  int64_t prev_value = 0;
+  for (const TileRow& r : rows) {
+    if (!int_values) break;
+    tile.add_value_delta(static_cast<int64_t>(r.value) - prev_value);
+    prev_value = static_cast<int64_t>(r.value);
   }
   return tile.SerializeAsString();
 }
@@ -251,7 +267,13 @@ TEST(TileCodec, BytesEqualTheTileMessage) {
       r.flow_out = static_cast<uint32_t>(rng() % spread);
       r.flow_in = round % 4 == 0 ? UINT32_MAX : 0;
       r.id = round % 6 == 1 ? 0 : rng() % (uint64_t{1} << (rng() % 64));
-      r.value = round % 8 == 0 ? -0.0 : round % 8 == 1 ? static_cast<double>(rng()) / 3 : 0;
+      // Fractions, integers (memory in bytes) up to and past 2^53, -0.0.
+      r.value = round % 8 == 0   ? -0.0
+                : round % 8 == 1 ? static_cast<double>(rng()) / 3
+                : round % 8 == 2 ? static_cast<double>(static_cast<int64_t>(rng() % (uint64_t{1} << 54)) -
+                                                       (int64_t{1} << 53))
+                : round % 8 == 3 ? static_cast<double>(rng() % 20000000000)
+                                 : 0;
       r.count = summary ? 1 + rng() % 3 : 1;
       if (r.count > 1) r.id = 0;
       r.covered = r.count > 1 ? static_cast<uint64_t>(rng() % 1000) * unit : static_cast<uint64_t>(r.dur);
@@ -380,6 +402,100 @@ TEST(TileCodec, FewDistinctValuesAreBitPacked) {
   EXPECT_FALSE(DecodeTile(tile.SerializeAsString(), 0, &back).ok());
 }
 
+// Counters of integers (bytes in use, queue depths) are stored as
+// differences (version 8), exactly; any other value keeps the tile's values
+// as doubles.
+TEST(TileCodec, IntegerCounterValuesAreDifferences) {
+  std::vector<TileRow> rows;
+  for (int i = 0; i < 100; ++i) {
+    TileRow r;
+    r.kind = EventKind::kCounter;
+    r.ts = i * int64_t{1000};
+    r.id = i + 1;
+    r.value = 10152480339.0 - i * 2877669.0;
+    rows.push_back(r);
+  }
+  rows[7].value = 0x1p53;
+  rows[8].value = -0x1p53;
+  auto encoded = [](const std::vector<TileRow>& in, bool ints) {
+    const std::string bytes = EncodeTile(in, 0, /*summary=*/false);
+    proto::Tile tile;
+    EXPECT_TRUE(tile.ParseFromString(bytes));
+    EXPECT_EQ(tile.value_delta_size(), ints ? static_cast<int>(in.size()) : 0);
+    EXPECT_EQ(tile.value_size(), ints ? 0 : static_cast<int>(in.size()));
+    std::vector<TileRow> back;
+    EXPECT_TRUE(DecodeTile(bytes, 0, &back).ok());
+    EXPECT_EQ(back.size(), in.size());
+    for (size_t i = 0; i < std::min(back.size(), in.size()); ++i) EXPECT_EQ(back[i].value, in[i].value) << i;
+    return tile;
+  };
+  proto::Tile tile = encoded(rows, true);
+  EXPECT_LT(tile.ByteSizeLong(), 100 * 8u);
+  for (double odd : {0.5, 0x1p53 + 2, -0.0, std::numeric_limits<double>::infinity()}) {
+    std::vector<TileRow> other = rows;
+    other[50].value = odd;
+    encoded(other, false);
+  }
+  // Damage is an error: both columns, or a sum past 2^53.
+  proto::Tile both = tile;
+  both.add_value(1.0);
+  std::vector<TileRow> back;
+  for (int i = 1; i < tile.value_delta_size(); ++i) both.add_value(1.0);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTile(both.SerializeAsString(), 0, &back)));
+  proto::Tile past = tile;
+  past.set_value_delta(9, int64_t{1} << 62);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeTile(past.SerializeAsString(), 0, &back)));
+}
+
+TEST(SearchGroupCodec, RoundTripsAndRefusesDamage) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 200; ++round) {
+    const uint32_t group = rng() % 1000;
+    std::vector<SearchGroupEntry> entries;
+    for (uint32_t i = 0; i < 64; ++i) {
+      if (rng() % 3 != 0) continue;
+      SearchGroupEntry e{(group << kSearchGroupShift) + i, {}};
+      uint32_t rank = round % 5 == 0 ? UINT32_MAX - 200 : rng() % 100000;
+      for (int n = 1 + static_cast<int>(rng() % 130); n > 0; --n, rank += 1 + rng() % 1000) {
+        e.ranks.push_back(rank);
+        if (rank > UINT32_MAX - 1001) break;
+      }
+      entries.push_back(std::move(e));
+    }
+    std::vector<SearchGroupEntry> back;
+    ASSERT_TRUE(DecodeSearchNameGroup(group, EncodeSearchNameGroup(group, entries), &back).ok());
+    EXPECT_EQ(back, entries);
+  }
+  const std::vector<SearchGroupEntry> entries = {{64 * 3 + 1, {5, 9, 700}}, {64 * 3 + 40, {2}}};
+  proto::SearchNameGroup g;
+  ASSERT_TRUE(g.ParseFromString(EncodeSearchNameGroup(3, entries)));
+  EXPECT_EQ(g.names(), (uint64_t{1} << 1) | (uint64_t{1} << 40));
+  EXPECT_EQ(g.first_delta(1), -3);  // 2 after 5
+  std::vector<SearchGroupEntry> back;
+  auto refused = [&back](proto::SearchNameGroup damaged) {
+    return absl::IsDataLoss(DecodeSearchNameGroup(3, damaged.SerializeAsString(), &back));
+  };
+  proto::SearchNameGroup d = g;
+  d.set_names(g.names() | 1);  // a name without a count
+  EXPECT_TRUE(refused(d));
+  d = g;
+  d.set_count(0, 4);  // more postings than stored
+  EXPECT_TRUE(refused(d));
+  d = g;
+  d.set_count(1, 0);
+  EXPECT_TRUE(refused(d));
+  d = g;
+  d.set_rank_delta(0, 0);  // the same tile twice
+  EXPECT_TRUE(refused(d));
+  d = g;
+  d.set_first_delta(1, -6);  // a rank below 0
+  EXPECT_TRUE(refused(d));
+  d = g;
+  d.add_rank_delta(1);  // a posting of no name
+  EXPECT_TRUE(refused(d));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSearchNameGroup(3, "\xff\xff", &back)));
+}
+
 TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
   const std::vector<std::string> texts = {
       R"({"flops":4128617})", R"({"bytes":-134702,"name":"a\"b\u00e9","ok":true})",
@@ -411,8 +527,11 @@ TEST(ArgsCodec, RoundTripsEveryTextByteForByte) {
   ASSERT_TRUE(block.ParseFromString(bytes));
   EXPECT_EQ(block.ints_size(), 0);
   EXPECT_EQ(block.int_deltas(0), 4128617);
-  EXPECT_EQ(block.int_deltas(block.int_deltas_size() - 1), 1 - 4128617);
   EXPECT_EQ(block.keys(0), "flops");
+  // 4128617 then 1 are shorter as they are than as 4128617, 1 - 4128617.
+  EXPECT_EQ(block.int_deltas(block.int_deltas_size() - 1), 1);
+  ASSERT_GE(block.absolute_keys_size(), 1);
+  EXPECT_EQ(block.absolute_keys(0), 0u);
   // Spaced objects are columns too; the two of one shape share a layout.
   EXPECT_EQ(block.layouts_size(), 3);
   EXPECT_FALSE(DecodeArgsBlock("\xff\xff", &back).ok());
@@ -438,6 +557,35 @@ TEST(ArgsCodec, CountingIntegersAreSmallDeltas) {
   std::vector<ArgsEntry> back;
   ASSERT_TRUE(DecodeArgsBlock(bytes, &back).ok());
   EXPECT_EQ(back, entries);
+}
+
+// Integers that do not count up (flops, sizes) are stored as they are
+// under their key (version 8), where differences would take a bit more.
+TEST(ArgsCodec, SpreadIntegersAreStoredAsTheyAre) {
+  std::mt19937_64 rng(3);
+  std::vector<ArgsEntry> entries;
+  for (uint32_t slot = 0; slot < 256; slot += 2) {
+    // Sizes spread over orders of magnitude: a difference takes the larger
+    // of two values' bytes.
+    const auto spread = [&rng] { return static_cast<int64_t>(rng() % (uint64_t{1} << (rng() % 31))); };
+    entries.push_back({slot, absl::StrCat(R"({"Ev Idx":)", 1000000 + slot, R"(,"flops":)", spread(),
+                                          R"(,"neg":)", -spread(), "}")});
+  }
+  const std::string bytes = EncodeArgsBlock(entries);
+  proto::ArgsBlock block;
+  ASSERT_TRUE(block.ParseFromString(bytes));
+  ASSERT_EQ(block.keys_size(), 3);
+  EXPECT_EQ(std::vector<uint32_t>(block.absolute_keys().begin(), block.absolute_keys().end()),
+            (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(block.int_deltas(3), 2);  // Ev Idx: differences
+  std::vector<ArgsEntry> back;
+  ASSERT_TRUE(DecodeArgsBlock(bytes, &back).ok());
+  EXPECT_EQ(back, entries);
+  auto one = FindArgs(bytes, 100);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*one, entries[50].json);
+  block.add_absolute_keys(3);  // no such key
+  EXPECT_TRUE(absl::IsDataLoss(DecodeArgsBlock(block.SerializeAsString(), &back)));
 }
 
 // Blocks of format version 5 hold the integers themselves (`ints`); they

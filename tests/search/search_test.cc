@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "format/keys.h"
 #include "gtest/gtest.h"
@@ -199,7 +200,8 @@ void DropIndex(const std::string& path) {
   EditTable(path, [](std::map<std::string, std::string>* records) {
     for (auto it = records->begin(); it != records->end();) {
       const char c = it->first[0];
-      it = c == kSearchPrefix || c == kSearchTilesPrefix ? records->erase(it) : std::next(it);
+      it = c == kSearchPrefix || c == kSearchTilesPrefix || c == kSearchGroupPrefix ? records->erase(it)
+                                                                                      : std::next(it);
     }
     proto::TableMeta meta;
     ASSERT_TRUE(meta.ParseFromString((*records)[kMetaKey]));
@@ -278,8 +280,38 @@ TEST(Search, RandomTablesMatchBruteForce) {
     auto table = Table::Open(b->path);
     ASSERT_TRUE(table.ok()) << table.status();
     ASSERT_TRUE((*table)->meta().has_search_index());
+    // Groups of rare names' postings; from seed 4 on, common names in
+    // more than 128 tiles have chunks of their own too.
+    EXPECT_GT((*table)->meta().search_index().groups(), 0u);
+    if (seed >= 4) EXPECT_GT((*table)->meta().search_index().chunks(), 0u);
     CheckQueries(**table, b->events, seed, /*use_index=*/true);
   }
+}
+
+// A damaged group of rare names' postings is an error, never a short answer.
+TEST(Search, DamagedNameGroupIsAnError) {
+  std::unique_ptr<Built> b = Build(2, 7, 500, uint64_t{1} << 30);
+  EditTable(b->path, [](std::map<std::string, std::string>* records) {
+    for (auto& [key, value] : *records) {
+      if (key[0] != kSearchGroupPrefix) continue;
+      proto::SearchNameGroup g;
+      ASSERT_TRUE(g.ParseFromString(value));
+      g.set_count(0, g.count(0) + 1);  // a posting more than the group stores
+      value = g.SerializeAsString();
+    }
+  });
+  auto table = Table::Open(b->path);
+  ASSERT_TRUE(table.ok()) << table.status();
+  SearchRequest req;
+  req.names.assign((*table)->meta().num_strings(), true);
+  req.tracks = AllTracks(**table);
+  req.start = (*table)->meta().min_ts();
+  req.end = (*table)->meta().max_end();
+  req.limit = 1000000;
+  absl::StatusOr<SearchResult> r = Search(**table, req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "search name group")) << r.status();
 }
 
 TEST(Search, LongChunkedPostingsAndSpilling) {

@@ -3,7 +3,8 @@
 // values, each partition's keys ascending and after the previous one's, and
 // the same summary, whatever the weights (skewed, one heavy name, none,
 // names beyond them) and with tiles added from several threads. And what one
-// writes holds one posting per (name, tile) with an indexed event.
+// writes holds one posting per (name, tile) with an indexed event, rare
+// names' in name groups and the others' in chunks.
 #include "store/search_index_writer.h"
 
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "format/keys.h"
+#include "format/search_group_codec.h"
 #include "format/tracetable.pb.h"
 #include "gtest/gtest.h"
 
@@ -88,17 +90,31 @@ std::string Prefix(const std::string& name) {
   return dir + "/" + name;
 }
 
-// The own postings (not carried) of every chunk, ascending per chunk.
-uint64_t OwnPostings(const std::vector<std::pair<std::string, std::string>>& written) {
+// The own postings (not carried) of every chunk and name group; checks that
+// chunks ascend and that no name has both.
+uint64_t OwnPostings(const std::vector<std::pair<std::string, std::string>>& written, uint64_t* grouped_names) {
   uint64_t own = 0;
+  std::set<uint32_t> chunked, grouped;
   for (const auto& [key, value] : written) {
-    if (key.empty() || key[0] != kSearchPrefix) continue;
+    if (key.empty()) continue;
+    if (key[0] == kSearchGroupPrefix) {
+      std::vector<SearchGroupEntry> entries;
+      EXPECT_TRUE(DecodeSearchNameGroup(GetBigEndian32(key.data() + 1), value, &entries).ok()) << key;
+      for (const SearchGroupEntry& e : entries) {
+        grouped.insert(e.name);
+        own += e.ranks.size();
+      }
+    }
+    if (key[0] != kSearchPrefix) continue;
+    chunked.insert(GetBigEndian32(key.data() + 1));
     proto::SearchPostings c;
     EXPECT_TRUE(c.ParseFromString(value));
     EXPECT_LE(c.carried(), static_cast<uint32_t>(c.rank_delta_size()));
     for (int i = 1; i < c.rank_delta_size(); ++i) EXPECT_GT(c.rank_delta(i), 0u) << key;
     own += c.rank_delta_size() - c.carried();
   }
+  for (uint32_t name : grouped) EXPECT_FALSE(chunked.contains(name)) << name;
+  *grouped_names = grouped.size();
   return own;
 }
 
@@ -111,7 +127,13 @@ TEST(SearchIndexWriter, OnePostingPerNameAndTile) {
     }
   }
   const Written one = Write(tiles, nullptr, 1, 2, Prefix("count"), 1 << 20);
-  EXPECT_EQ(OwnPostings(one.by_part[0]), want.size());
+  uint64_t grouped = 0;
+  EXPECT_EQ(OwnPostings(one.by_part[0], &grouped), want.size());
+  EXPECT_EQ(one.info.postings(), want.size());
+  // The 8 common names have keys of their own, the rare ones are grouped.
+  EXPECT_GT(one.info.chunks(), 8u);
+  EXPECT_GT(one.info.groups(), 0u);
+  EXPECT_GT(grouped, 400u);
 }
 
 TEST(SearchIndexWriter, PartitionsWriteWhatOneWrites) {
@@ -138,15 +160,19 @@ TEST(SearchIndexWriter, PartitionsWriteWhatOneWrites) {
         SCOPED_TRACE(testing::Message() << "case " << case_no << " parts " << parts << " memory " << memory);
         const Written got = Write(tiles, weights, parts, 3, Prefix("p" + std::to_string(case_no++)), memory);
         ASSERT_EQ(got.by_part.size(), static_cast<size_t>(parts));
-        std::vector<std::pair<std::string, std::string>> all;
+        // Each writer's keys ascend, and each key space's keys ascend
+        // across the partitions in order, so their files do not overlap.
+        std::map<char, std::vector<std::pair<std::string, std::string>>> by_space;
         for (const auto& part : got.by_part) {
-          for (const auto& kv : part) {
-            if (!all.empty()) {
-              ASSERT_LT(all.back().first, kv.first);  // one ascending sequence
-            }
-            all.push_back(kv);
+          for (size_t i = 0; i < part.size(); ++i) {
+            if (i > 0) ASSERT_LT(part[i - 1].first, part[i].first);
+            auto& space = by_space[part[i].first[0]];
+            if (!space.empty()) ASSERT_LT(space.back().first, part[i].first);
+            space.push_back(part[i]);
           }
         }
+        std::vector<std::pair<std::string, std::string>> all;
+        for (const auto& [prefix, space] : by_space) all.insert(all.end(), space.begin(), space.end());
         EXPECT_EQ(all, want);
         EXPECT_EQ(got.info.SerializeAsString(), one.info.SerializeAsString());
       }
