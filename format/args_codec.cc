@@ -349,24 +349,25 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
 // integers' bytes).
 void ArgsBlockEncoder::PutInts() {
   const size_t keys = static_cast<size_t>(block_.keys_size());
-  std::vector<uint64_t> last(keys), delta_bytes(keys), value_bytes(keys);
+  std::vector<KeyInts>& by_key = key_ints_;
+  by_key.assign(keys, KeyInts{});
   for (const auto& [key, value] : ints_) {
-    delta_bytes[key] += VarintLength(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(value) - last[key])));
-    value_bytes[key] += VarintLength(ZigZag(value));
-    last[key] = static_cast<uint64_t>(value);
+    KeyInts& k = by_key[key];
+    k.saved_by_values += VarintLength(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(value) - k.last))) -
+                         VarintLength(ZigZag(value));
+    k.last = static_cast<uint64_t>(value);
   }
-  std::vector<bool> absolute(keys);
   for (size_t k = 0; k < keys; ++k) {
-    absolute[k] = value_bytes[k] < delta_bytes[k];
-    if (absolute[k]) block_.add_absolute_keys(static_cast<uint32_t>(k));
+    by_key[k].last = 0;
+    if (by_key[k].saved_by_values > 0) block_.add_absolute_keys(static_cast<uint32_t>(k));
   }
-  std::fill(last.begin(), last.end(), 0);
   for (const auto& [key, value] : ints_) {
-    if (absolute[key]) {
+    KeyInts& k = by_key[key];
+    if (k.saved_by_values > 0) {
       block_.add_int_deltas(value);
     } else {
-      block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(value) - last[key]));
-      last[key] = static_cast<uint64_t>(value);
+      block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(value) - k.last));
+      k.last = static_cast<uint64_t>(value);
     }
   }
 }

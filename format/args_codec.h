@@ -78,6 +78,11 @@ class ArgsBlockEncoder {
   // The block's integers in order with their key ids: Finish() stores each
   // key's as differences or as they are, whichever is shorter.
   std::vector<std::pair<uint32_t, int64_t>> ints_;
+  struct KeyInts {
+    uint64_t last = 0;
+    int64_t saved_by_values = 0;  // bytes the values take less than differences
+  };
+  std::vector<KeyInts> key_ints_;  // per key id, in PutInts
   // Per field position: the key last seen there and its id. Objects of one
   // kind repeat their keys in order, so most fields skip the hash lookup.
   std::vector<std::pair<std::string_view, uint32_t>> key_at_;
