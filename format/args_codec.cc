@@ -337,6 +337,12 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
     }
     AppendVarint(&shape, (uint64_t{key} << 3) | f.type);
     if (f.type == kInt) {
+      if (key >= key_ints_.size()) key_ints_.resize(key + 1);
+      KeyInts& k = key_ints_[key];
+      const auto value = static_cast<uint64_t>(f.value);
+      k.saved_by_values +=
+          VarintLength(ZigZag(static_cast<int64_t>(value - k.last))) - VarintLength(ZigZag(f.value));
+      k.last = value;
       ints_.emplace_back(key, f.value);
     } else if (f.type == kString || f.type == kRaw) {
       block_.add_texts()->assign(f.text.data(), f.text.size());
@@ -348,25 +354,18 @@ void ArgsBlockEncoder::Add(uint32_t slot, std::string_view json) {
 // random (flops, bytes) are shorter as they are (gen 1M: 4% of the
 // integers' bytes).
 void ArgsBlockEncoder::PutInts() {
-  const size_t keys = static_cast<size_t>(block_.keys_size());
-  std::vector<KeyInts>& by_key = key_ints_;
-  by_key.assign(keys, KeyInts{});
-  for (const auto& [key, value] : ints_) {
-    KeyInts& k = by_key[key];
-    k.saved_by_values += VarintLength(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(value) - k.last))) -
-                         VarintLength(ZigZag(value));
-    k.last = static_cast<uint64_t>(value);
+  for (size_t k = 0; k < key_ints_.size(); ++k) {
+    key_ints_[k].last = 0;
+    if (key_ints_[k].saved_by_values > 0) block_.add_absolute_keys(static_cast<uint32_t>(k));
   }
-  for (size_t k = 0; k < keys; ++k) {
-    by_key[k].last = 0;
-    if (by_key[k].saved_by_values > 0) block_.add_absolute_keys(static_cast<uint32_t>(k));
-  }
+  google::protobuf::RepeatedField<int64_t>& column = *block_.mutable_int_deltas();
+  column.Reserve(static_cast<int>(ints_.size()));
   for (const auto& [key, value] : ints_) {
-    KeyInts& k = by_key[key];
+    KeyInts& k = key_ints_[key];
     if (k.saved_by_values > 0) {
-      block_.add_int_deltas(value);
+      column.AddAlreadyReserved(value);
     } else {
-      block_.add_int_deltas(static_cast<int64_t>(static_cast<uint64_t>(value) - k.last));
+      column.AddAlreadyReserved(static_cast<int64_t>(static_cast<uint64_t>(value) - k.last));
       k.last = static_cast<uint64_t>(value);
     }
   }
@@ -380,6 +379,7 @@ std::string ArgsBlockEncoder::Finish() {
   key_ids_.clear();
   key_at_.clear();
   ints_.clear();
+  key_ints_.clear();
   layout_ids_.clear();
   empty_ = true;
   return bytes;

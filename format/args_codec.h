@@ -82,7 +82,7 @@ class ArgsBlockEncoder {
     uint64_t last = 0;
     int64_t saved_by_values = 0;  // bytes the values take less than differences
   };
-  std::vector<KeyInts> key_ints_;  // per key id, in PutInts
+  std::vector<KeyInts> key_ints_;  // per key id that has integers
   // Per field position: the key last seen there and its id. Objects of one
   // kind repeat their keys in order, so most fields skip the hash lookup.
   std::vector<std::pair<std::string_view, uint32_t>> key_at_;
