@@ -136,9 +136,10 @@ absl::Status SearchIndexWriter::WriteDirectory(const std::vector<uint32_t>& by_r
 }
 
 absl::Status SearchIndexWriter::Finish(size_t read_budget, const std::vector<PutFn>& puts,
-                                       proto::SearchIndexInfo* info) {
-  if (puts.size() != parts_.size()) {
-    return absl::InternalError(absl::StrCat("search index: ", puts.size(), " writers for ", parts_.size(), " partitions"));
+                                       const std::vector<PutFn>& group_puts, proto::SearchIndexInfo* info) {
+  if (puts.size() != parts_.size() || group_puts.size() != parts_.size()) {
+    return absl::InternalError(absl::StrCat("search index: ", puts.size(), " and ", group_puts.size(),
+                                            " writers for ", parts_.size(), " partitions"));
   }
   *info = proto::SearchIndexInfo();
   uint64_t postings = 0;
@@ -162,10 +163,10 @@ absl::Status SearchIndexWriter::Finish(size_t read_budget, const std::vector<Put
   for (size_t p = 1; p < parts_.size(); ++p) {
     threads.emplace_back([&, p] {
       NameThisThread("tt-search");
-      status[p] = WriteChunks(*parts_[p], part_budget, by_rank, rank_of, puts[p], &part_info[p]);
+      status[p] = WriteChunks(*parts_[p], part_budget, by_rank, rank_of, puts[p], group_puts[p], &part_info[p]);
     });
   }
-  status[0] = WriteChunks(*parts_[0], part_budget, by_rank, rank_of, puts[0], &part_info[0]);
+  status[0] = WriteChunks(*parts_[0], part_budget, by_rank, rank_of, puts[0], group_puts[0], &part_info[0]);
   for (std::thread& t : threads) t.join();
   for (size_t p = 0; p < parts_.size(); ++p) {
     if (!status[p].ok()) return status[p];
@@ -178,7 +179,7 @@ absl::Status SearchIndexWriter::Finish(size_t read_budget, const std::vector<Put
 
 absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, const std::vector<uint32_t>& by_rank,
                                             const std::vector<uint32_t>& rank_of, const PutFn& put,
-                                            PartInfo* info) {
+                                            const PutFn& group_put, PartInfo* info) {
   auto start = [&](uint32_t rank) { return tiles_[by_rank[rank]].start; };
   auto end = [&](uint32_t rank) { return tiles_[by_rank[rank]].start + tiles_[by_rank[rank]].reach; };
 
@@ -187,18 +188,16 @@ absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, cons
   // samples, a third of writing the index). Spilled runs were sorted as
   // they were.
   const bool as_ranks = part.sorter->RewriteIfNoneSpilled([&](Posting& p) { p.tile = rank_of[p.tile]; });
-  // Rare names' postings by group, put after the partition's "N" keys (a
-  // writer's keys ascend).
-  std::vector<std::pair<std::string, std::string>> groups;
+  // Rare names' postings, a group of names at a time.
   std::vector<SearchGroupEntry> group;
-  auto end_group = [&]() {
-    if (group.empty()) return;
+  auto end_group = [&]() -> absl::Status {
+    if (group.empty()) return absl::OkStatus();
     const uint32_t g = group[0].name >> kSearchGroupShift;
     std::string value = EncodeSearchNameGroup(g, group);
     ++info->groups;
     info->bytes += value.size();
-    groups.emplace_back(SearchGroupKey(g), std::move(value));
     group.clear();
+    return group_put(SearchGroupKey(g), std::move(value));
   };
   // One name's postings as ranks, then its chunks.
   std::vector<uint32_t> ranks;
@@ -208,7 +207,9 @@ absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, cons
     // Integers: the branchless pdqsort (gen 10M: 1.57% -> 1.21% of samples).
     if (!as_ranks) boost::sort::pdqsort_branchless(ranks.begin(), ranks.end());
     if (ranks.size() <= kGroupPostings) {
-      if (!group.empty() && group[0].name >> kSearchGroupShift != name >> kSearchGroupShift) end_group();
+      if (!group.empty() && group[0].name >> kSearchGroupShift != name >> kSearchGroupShift) {
+        if (absl::Status s = end_group(); !s.ok()) return s;
+      }
       group.push_back(SearchGroupEntry{name, ranks});
       ranks.clear();
       return absl::OkStatus();
@@ -253,11 +254,7 @@ absl::Status SearchIndexWriter::WriteChunks(Part& part, size_t read_budget, cons
   });
   if (!st.ok()) return st;
   if (absl::Status s = write_name(); !s.ok()) return s;
-  end_group();
-  for (auto& [key, value] : groups) {
-    if (absl::Status s = put(std::move(key), std::move(value)); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return end_group();
 }
 
 }  // namespace tracetable

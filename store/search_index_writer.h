@@ -73,10 +73,13 @@ class SearchIndexWriter {
   // `rows` are the rows of the events tile `key`, in tile order.
   absl::Status AddTile(const TileKey& key, int64_t tile_start, const std::vector<TileRow>& rows, Scratch* scratch);
 
-  // Writes the directory through puts[0] and partition p's chunks through
-  // puts[p] (one per partition, each on a thread of its own), and describes
-  // the index in `info`. `read_budget` bounds the merges' read buffers.
-  absl::Status Finish(size_t read_budget, const std::vector<PutFn>& puts, proto::SearchIndexInfo* info);
+  // Writes the directory through puts[0], partition p's chunks through
+  // puts[p] and its name groups through group_puts[p] (one of each per
+  // partition, each partition on a thread of its own; every writer's keys
+  // ascend), and describes the index in `info`. `read_budget` bounds the
+  // merges' read buffers.
+  absl::Status Finish(size_t read_budget, const std::vector<PutFn>& puts, const std::vector<PutFn>& group_puts,
+                      proto::SearchIndexInfo* info);
 
   struct Posting {
     uint32_t name;
@@ -113,7 +116,8 @@ class SearchIndexWriter {
   absl::Status WriteDirectory(const std::vector<uint32_t>& by_rank, const PutFn& put,
                               proto::SearchIndexInfo* info);
   absl::Status WriteChunks(Part& part, size_t read_budget, const std::vector<uint32_t>& by_rank,
-                           const std::vector<uint32_t>& rank_of, const PutFn& put, PartInfo* info);
+                           const std::vector<uint32_t>& rank_of, const PutFn& put, const PutFn& group_put,
+                           PartInfo* info);
 
   std::string spill_prefix_;
   size_t memory_bytes_;

@@ -829,14 +829,19 @@ absl::Status TableBuilder::WriteTiles() {
 }
 
 absl::Status TableBuilder::WriteSearchIndex(proto::SearchIndexInfo* info) {
-  // A writer per partition: their key ranges follow one another.
+  // Writers per partition, for chunks and for name groups: their key
+  // ranges follow one another.
   std::vector<std::unique_ptr<RunWriter>> writers;
-  std::vector<SearchIndexWriter::PutFn> puts;
-  for (int p = 0; p < search_index_->partitions(); ++p) {
-    RunWriter* w = writers.emplace_back(runs_->NewWriter()).get();
-    puts.push_back([w](std::string k, std::string v) { return w->Put(k, v); });
+  std::vector<SearchIndexWriter::PutFn> puts, group_puts;
+  for (auto* fns : {&puts, &group_puts}) {
+    for (int p = 0; p < search_index_->partitions(); ++p) {
+      RunWriter* w = writers.emplace_back(runs_->NewWriter()).get();
+      fns->push_back([w](std::string k, std::string v) { return w->Put(k, v); });
+    }
   }
-  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, puts, info); !s.ok()) return s;
+  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, puts, group_puts, info); !s.ok()) {
+    return s;
+  }
   for (auto& w : writers) {
     if (absl::Status s = w->Close(); !s.ok()) return s;
   }

@@ -53,6 +53,8 @@ std::vector<TestTile> RandomTiles(uint32_t seed, int n, uint32_t names) {
 }
 
 struct Written {
+  // What each writer got: the partitions' chunk writers, then their group
+  // writers.
   std::vector<std::vector<std::pair<std::string, std::string>>> by_part;
   proto::SearchIndexInfo info;
 };
@@ -72,15 +74,15 @@ Written Write(const std::vector<TestTile>& tiles, const std::vector<uint32_t>* w
   }
   for (std::thread& a : adders) a.join();
   Written out;
-  out.by_part.resize(w.partitions());
-  std::vector<SearchIndexWriter::PutFn> puts;
-  for (int p = 0; p < w.partitions(); ++p) {
-    puts.push_back([&out, p](std::string k, std::string v) {
+  out.by_part.resize(2 * w.partitions());
+  std::vector<SearchIndexWriter::PutFn> puts, group_puts;
+  for (int p = 0; p < 2 * w.partitions(); ++p) {
+    (p < w.partitions() ? puts : group_puts).push_back([&out, p](std::string k, std::string v) {
       out.by_part[p].emplace_back(std::move(k), std::move(v));
       return absl::OkStatus();
     });
   }
-  EXPECT_TRUE(w.Finish(1 << 20, puts, &out.info).ok());
+  EXPECT_TRUE(w.Finish(1 << 20, puts, group_puts, &out.info).ok());
   return out;
 }
 
@@ -128,7 +130,9 @@ TEST(SearchIndexWriter, OnePostingPerNameAndTile) {
   }
   const Written one = Write(tiles, nullptr, 1, 2, Prefix("count"), 1 << 20);
   uint64_t grouped = 0;
-  EXPECT_EQ(OwnPostings(one.by_part[0], &grouped), want.size());
+  std::vector<std::pair<std::string, std::string>> written = one.by_part[0];
+  written.insert(written.end(), one.by_part[1].begin(), one.by_part[1].end());
+  EXPECT_EQ(OwnPostings(written, &grouped), want.size());
   EXPECT_EQ(one.info.postings(), want.size());
   // The 8 common names have keys of their own, the rare ones are grouped.
   EXPECT_GT(one.info.chunks(), 8u);
@@ -142,7 +146,8 @@ TEST(SearchIndexWriter, PartitionsWriteWhatOneWrites) {
   // Single-threaded, one partition: the reference (tile order is by calls,
   // the output by rank, so threads change nothing either).
   const Written one = Write(tiles, nullptr, 1, 1, Prefix("one"), 1 << 20);
-  std::vector<std::pair<std::string, std::string>> want = one.by_part[0];
+  std::vector<std::pair<std::string, std::string>> want = one.by_part[0];  // "D", "N"
+  want.insert(want.end(), one.by_part[1].begin(), one.by_part[1].end());   // "P"
   ASSERT_GT(one.info.chunks(), 0u);
 
   std::vector<uint32_t> skewed(kNames, 1);
@@ -159,7 +164,7 @@ TEST(SearchIndexWriter, PartitionsWriteWhatOneWrites) {
       for (size_t memory : {size_t{1} << 20, size_t{4096}}) {
         SCOPED_TRACE(testing::Message() << "case " << case_no << " parts " << parts << " memory " << memory);
         const Written got = Write(tiles, weights, parts, 3, Prefix("p" + std::to_string(case_no++)), memory);
-        ASSERT_EQ(got.by_part.size(), static_cast<size_t>(parts));
+        ASSERT_EQ(got.by_part.size(), 2 * static_cast<size_t>(parts));
         // Each writer's keys ascend, and each key space's keys ascend
         // across the partitions in order, so their files do not overlap.
         std::map<char, std::vector<std::pair<std::string, std::string>>> by_space;
