@@ -1,8 +1,12 @@
 #include "store/flow_index_writer.h"
 
 #include <algorithm>
+#include <numeric>
+#include <thread>
 #include <tuple>
 #include <vector>
+
+#include "store/thread_name.h"
 
 namespace tracetable {
 namespace {
@@ -13,13 +17,8 @@ bool IsFlowEvent(EventKind k) {
 
 }  // namespace
 
-bool FlowIndexWriter::PostingLess(const Posting& a, const Posting& b) {
-  return std::tie(a.flow, a.track, a.level, a.start) < std::tie(b.flow, b.track, b.level, b.start);
-}
-
 FlowIndexWriter::FlowIndexWriter(std::string spill_prefix, size_t memory_bytes)
-    : sorter_(std::make_unique<ExternalSorter<Posting, LessFn<PostingLess>>>(
-          std::move(spill_prefix), LessFn<PostingLess>{}, memory_bytes / sizeof(Posting))) {}
+    : sorter_(std::make_unique<Sorter>(std::move(spill_prefix), PostingOrder{}, memory_bytes / sizeof(Posting))) {}
 
 absl::Status FlowIndexWriter::AddTile(const TileKey& key, const std::vector<TileRow>& rows) {
   // A tile's few ids sorted in place: no hash set built and freed per tile.
@@ -34,47 +33,110 @@ absl::Status FlowIndexWriter::AddTile(const TileKey& key, const std::vector<Tile
   std::sort(flows.begin(), flows.end());
   flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
   std::lock_guard<std::mutex> lock(mu_);
+  if (tiles_.size() == UINT32_MAX) return absl::ResourceExhaustedError("more than 2^32 tiles with flows");
+  const auto tile = static_cast<uint32_t>(tiles_.size());
+  tiles_.push_back(Tile{key.start, key.track, key.level});
   for (uint32_t f : flows) {
-    if (absl::Status s = sorter_->Add(Posting{f, key.track, key.start, key.level}); !s.ok()) return s;
+    if (absl::Status s = sorter_->Add(Posting{f, tile}); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
-absl::Status FlowIndexWriter::Finish(size_t read_budget, const PutFn& put, proto::FlowIndexInfo* info) {
+absl::Status FlowIndexWriter::Finish(size_t read_budget, const std::vector<PutFn>& puts,
+                                     proto::FlowIndexInfo* info) {
+  if (puts.empty()) return absl::InternalError("flow index: no writer");
   *info = proto::FlowIndexInfo();
-  info->set_postings(sorter_->size());
-  proto::FlowTiles block;
-  uint32_t block_id = 0;
-  uint32_t last_flow = 0;
-  bool any = false;
-  auto flush = [&]() -> absl::Status {
-    if (block.slot_size() == 0) return absl::OkStatus();
-    std::string value = block.SerializeAsString();
-    info->set_blocks(info->blocks() + 1);
-    info->set_bytes(info->bytes() + value.size());
-    block.Clear();
-    return put(FlowBlockKey(block_id), std::move(value));
-  };
-  absl::Status st = sorter_->Merge(read_budget, [&](const Posting& p) -> absl::Status {
-    if (!any || p.flow != last_flow) {
-      if ((p.flow >> kFlowBlockShift) != block_id) {
-        if (absl::Status s = flush(); !s.ok()) return s;
-        block_id = p.flow >> kFlowBlockShift;
-      }
-      block.add_slot(p.flow & ((1u << kFlowBlockShift) - 1));
-      block.add_count(0);
-      info->set_flows(info->flows() + 1);
-      last_flow = p.flow;
-      any = true;
+  const uint64_t total = sorter_->size();
+  info->set_postings(total);
+  std::vector<uint32_t> by_rank(tiles_.size());
+  std::iota(by_rank.begin(), by_rank.end(), 0u);
+  std::sort(by_rank.begin(), by_rank.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(tiles_[a].track, tiles_[a].level, tiles_[a].start) <
+           std::tie(tiles_[b].track, tiles_[b].level, tiles_[b].start);
+  });
+  std::vector<uint32_t> rank_of(tiles_.size());
+  for (uint32_t r = 0; r < by_rank.size(); ++r) rank_of[by_rank[r]] = r;
+  // As ranks before the sort, each flow's postings come in key order;
+  // spilled runs were sorted as they were, so their flows' need a sort.
+  const bool as_ranks = sorter_->RewriteIfNoneSpilled([&](Posting& p) { p.tile = rank_of[p.tile]; });
+  absl::StatusOr<std::vector<Sorter::Group>> groups = sorter_->SortGroups();
+  if (!groups.ok()) return groups.status();
+  const size_t parts = puts.size();
+  // Every writer reads a spilled run through a buffer of its own.
+  const size_t buffer_records = std::clamp<size_t>(
+      read_budget / (parts * std::max(sorter_->runs(), 1) * sizeof(Posting)), 1024, 1 << 16);
+  // Writer p takes blocks [first[p], first[p + 1]): about an equal share of
+  // the postings.
+  std::vector<size_t> first(parts + 1, groups->size());
+  first[0] = 0;
+  uint64_t sum = 0;
+  for (size_t p = 1, g = 0; p < parts; ++p) {
+    while (g < groups->size() && sum * parts < total * p) sum += (*groups)[g++].records;
+    first[p] = g;
+  }
+  std::vector<PartInfo> part_info(parts);
+  std::vector<absl::Status> status(parts);
+  auto write_part = [&](size_t p) {
+    for (size_t g = first[p]; g < first[p + 1] && status[p].ok(); ++g) {
+      status[p] = WriteBlock((*groups)[g], buffer_records, by_rank, rank_of, as_ranks, puts[p], &part_info[p]);
     }
-    block.set_count(block.count_size() - 1, block.count(block.count_size() - 1) + 1);
-    block.add_track(p.track);
-    block.add_level(p.level);
-    block.add_start(p.start);
+  };
+  std::vector<std::thread> threads;
+  for (size_t p = 1; p < parts; ++p) {
+    if (first[p] == first[p + 1]) continue;
+    threads.emplace_back([&, p] {
+      NameThisThread("tt-flows");
+      write_part(p);
+    });
+  }
+  write_part(0);
+  for (std::thread& t : threads) t.join();
+  sorter_->Clear();
+  for (size_t p = 0; p < parts; ++p) {
+    if (!status[p].ok()) return status[p];
+    info->set_blocks(info->blocks() + part_info[p].blocks);
+    info->set_bytes(info->bytes() + part_info[p].bytes);
+    info->set_flows(info->flows() + part_info[p].flows);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FlowIndexWriter::WriteBlock(const Sorter::Group& group, size_t buffer_records,
+                                         const std::vector<uint32_t>& by_rank, const std::vector<uint32_t>& rank_of,
+                                         bool as_ranks, const PutFn& put, PartInfo* info) {
+  proto::FlowTiles block;
+  std::vector<uint32_t> ranks;  // one flow's tiles
+  uint32_t flow = 0;
+  auto end_flow = [&]() {
+    if (ranks.empty()) return;
+    if (!as_ranks) std::sort(ranks.begin(), ranks.end());
+    block.add_slot(flow & ((1u << kFlowBlockShift) - 1));
+    block.add_count(static_cast<uint32_t>(ranks.size()));
+    for (uint32_t r : ranks) {
+      const Tile& t = tiles_[by_rank[r]];
+      block.add_track(t.track);
+      block.add_level(t.level);
+      block.add_start(t.start);
+    }
+    ++info->flows;
+    ranks.clear();
+  };
+  absl::Status st = sorter_->ReadGroup(group, buffer_records, [&](absl::Span<const Posting> span) {
+    for (const Posting& p : span) {
+      if (p.flow != flow) {
+        end_flow();
+        flow = p.flow;
+      }
+      ranks.push_back(as_ranks ? p.tile : rank_of[p.tile]);
+    }
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
-  return flush();
+  end_flow();
+  std::string value = block.SerializeAsString();
+  ++info->blocks;
+  info->bytes += value.size();
+  return put(FlowBlockKey(static_cast<uint32_t>(group.key)), std::move(value));
 }
 
 }  // namespace tracetable

@@ -150,7 +150,7 @@ absl::Status TableBuilder::Open() {
   // Postings (8 bytes each) spill beyond this share.
   search_index_ = std::make_unique<SearchIndexWriter>(temp_dir_ + "-spill/search",
                                                       options_.memory_budget / 32);
-  // Flow postings (24 bytes each) are at most a few per flow.
+  // Flow postings (8 bytes each) are at most a few per flow.
   flow_index_ = std::make_unique<FlowIndexWriter>(temp_dir_ + "-spill/flows", options_.memory_budget / 64);
   // Memory events are few next to the rest (records of ~100 bytes), but
   // past their 1/32 they may take up to 1/4 from the main sorter's share
@@ -741,6 +741,11 @@ absl::Status TableBuilder::DeriveMemoryProfile() {
   return s;
 }
 
+int TableBuilder::TileThreads() const {
+  return options_.tile_threads > 0 ? options_.tile_threads
+                                   : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+}
+
 absl::Status TableBuilder::WriteTiles() {
   int num_levels = NumLevelsForSpan(max_end_ - min_ts_);
   // Summary bins are aligned at min_ts and stop at num_levels: a run's
@@ -754,9 +759,7 @@ absl::Status TableBuilder::WriteTiles() {
   meta_.set_num_levels(num_levels);
   const uint64_t records = main_->size();
   TrackPoolOptions po;
-  po.threads = options_.tile_threads > 0
-                   ? options_.tile_threads
-                   : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  po.threads = TileThreads();
   po.num_levels = num_levels;
   po.min_ts = min_ts_;
   // A track's events wait here until the track ends; bigger tracks spill.
@@ -770,11 +773,13 @@ absl::Status TableBuilder::WriteTiles() {
   po.runs = runs_.get();
   po.resources = &resources_;
   // The main sorter takes no more records: what its share holds unused
-  // goes to the postings too, which past their own 1/32 of the budget
-  // spill (gen 10M: 8.2M postings, 66 MB, two runs per partition, and
-  // each name's ranks then need a sort of their own).
+  // goes to the postings too, half to each index's, which past their own
+  // share of the budget spill (gen 10M: 8.2M name postings, 66 MB, two
+  // runs per partition, and each name's ranks then need a sort of their
+  // own; Kineto 10M: 3M flow postings, 24 MB, and 62 MB unused).
   const size_t main_unused = (main_->max_records() - std::min(main_->max_records(), main_->buffered())) * sizeof(SortRecord);
-  search_index_->SetMemory(options_.memory_budget / 32 + main_unused);
+  search_index_->SetMemory(options_.memory_budget / 32 + main_unused / 2);
+  if (absl::Status s = flow_index_->SetMemory(options_.memory_budget / 64 + main_unused / 2); !s.ok()) return s;
   // Its chunks are written on as many threads as tiles are (Finish()).
   search_index_->Partition(name_events_, po.threads);
   name_events_ = {};
@@ -840,6 +845,23 @@ absl::Status TableBuilder::WriteSearchIndex(proto::SearchIndexInfo* info) {
     }
   }
   if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, puts, group_puts, info); !s.ok()) {
+    return s;
+  }
+  for (auto& w : writers) {
+    if (absl::Status s = w->Close(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableBuilder::WriteFlowIndex() {
+  // A writer per thread, as many as build tiles: each takes a run of blocks.
+  std::vector<std::unique_ptr<RunWriter>> writers;
+  std::vector<FlowIndexWriter::PutFn> puts;
+  for (int p = 0; p < TileThreads(); ++p) {
+    RunWriter* w = writers.emplace_back(runs_->NewWriter()).get();
+    puts.push_back([w](std::string k, std::string v) { return w->Put(k, v); });
+  }
+  if (absl::Status s = flow_index_->Finish(options_.memory_budget / 8, puts, meta_.mutable_flow_index()); !s.ok()) {
     return s;
   }
   for (auto& w : writers) {
@@ -921,9 +943,9 @@ absl::Status TableBuilder::Finish() {
   Progress("writing tiles", 0.0);
   if (absl::Status s = WriteTiles(); !s.ok()) return s;
   main_.reset();
-  Progress("writing the search index", 0.0);
+  Progress("writing the indexes", 0.0);
   // The search index (its sort and chunks) and the string table are
-  // written beside the flow index, each on a thread and through writers of
+  // written beside the flow index, each on threads and through writers of
   // its own: one thread would do all three with the other core idle (Kineto
   // 10M: 2M strings). The files are copied in key order later, so the
   // order of writes is moot.
@@ -938,22 +960,25 @@ absl::Status TableBuilder::Finish() {
     NameThisThread("tt-strings");
     strings_status = WriteStrings(&string_chunks);
   });
-  auto put = [this](std::string k, std::string v) { return Put(std::move(k), std::move(v)); };
-  // The flow index sorts before the memory profile's records: a new file
-  // keeps them in order.
-  absl::Status st = out_->Cut();
-  if (st.ok()) st = flow_index_->Finish(options_.memory_budget / 8, put, meta_.mutable_flow_index());
+  // Short tracks' tiles, held since the tiles were built: written beside
+  // the indexes, not alone at the seal (gen 1M: every track is short, 12.5
+  // MiB, 0.04 s on one core at the very end), nor after the flow index
+  // (Kineto 10M: 0.02 s on one core).
+  absl::Status small_status;
+  std::thread small([&] {
+    NameThisThread("tt-small");
+    small_status = runs_->FlushSmall();
+  });
+  absl::Status st = WriteFlowIndex();
   flow_index_.reset();
-  // Short tracks' tiles, held since the tiles were built: written here
-  // while the other two threads work, not alone at the seal (gen 1M: every
-  // track is short, 12.5 MiB, 0.04 s on one core at the very end).
-  if (st.ok()) st = runs_->FlushSmall();
   search.join();
   strings.join();
+  small.join();
   search_index_.reset();
   if (!st.ok()) return st;
   if (!search_status.ok()) return search_status;
   if (!strings_status.ok()) return strings_status;
+  if (!small_status.ok()) return small_status;
   *meta_.mutable_search_index() = search_info;
   meta_.set_num_string_chunks(string_chunks);
   Progress("writing tables", 0.0);

@@ -200,7 +200,12 @@ class TableBuilder : public EventSink {
   absl::Status NoteThreadTime(const Event& e, SortRecord* r);
   absl::Status WriteThreadTimes();
   absl::Status DeriveMemoryProfile();
+  // Threads building tiles, and writing the flow and search indexes.
+  int TileThreads() const;
   absl::Status WriteTiles();
+  // On the calling thread and TileThreads() - 1 more, beside the search
+  // index and the strings (Finish), through writers of its own.
+  absl::Status WriteFlowIndex();
   // Runs on a thread of its own beside the flow index and WriteStrings
   // (Finish): writes through a batch of its own, touches nothing else.
   absl::Status WriteSearchIndex(proto::SearchIndexInfo* info);
