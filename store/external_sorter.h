@@ -191,12 +191,12 @@ void SortRange(Record* first, Record* last, Less less) {
 
 // Sorts the two halves of `v` on two threads and returns where the second
 // starts. The halves are merged by the k-way merge like any other runs, so
-// no n/2 temporary buffer is needed.
+// no n/2 temporary buffer is needed. `one_thread`: sorts it whole here.
 template <typename Record, typename Less>
-size_t SortHalves(std::vector<Record>* v, Less less) {
+size_t SortHalves(std::vector<Record>* v, Less less, bool one_thread) {
   Record* begin = v->data();
   Record* end = begin + v->size();
-  if (v->size() < (1u << 16)) {
+  if (one_thread || v->size() < (1u << 16)) {
     SortRange(begin, end, less);
     return v->size();
   }
@@ -255,6 +255,11 @@ class ExternalSorter {
   // added, off the adding thread when a core is idle (store/page_warmer.h).
   // Takes effect when the buffer is first reserved.
   void WarmAhead(size_t bytes) { warm_ahead_ = bytes; }
+  // Sorts on the calling thread only, for one of several sorters sorted at
+  // once on as many threads (the search index's partitions): a second
+  // thread each would only crowd the cores, and its half costs a merge pass
+  // (gen 10M: ~60 ms of CPU).
+  void SortOnCallingThread() { one_thread_ = true; }
   // Reserves room for `records` when the buffer is first filled, so that
   // SetMaxRecords can raise the limit up to it later without moving the
   // buffer (only the pages records are written to are touched).
@@ -308,7 +313,7 @@ class ExternalSorter {
   absl::Status Spill() {
     using namespace sorter_internal;
     if (buffer_.empty()) return absl::OkStatus();
-    const size_t mid = SortHalves(&buffer_, less_);
+    const size_t mid = SortHalves(&buffer_, less_, one_thread_);
     for (auto [first, last] : {std::pair<size_t, size_t>{0, mid}, {mid, buffer_.size()}}) {
       if (first == last) continue;
       std::string path = absl::StrCat(temp_prefix_, ".run", runs_.size());
@@ -337,7 +342,7 @@ class ExternalSorter {
   absl::Status Merge(size_t read_budget, Fn&& fn) {
     using Cursor = sorter_internal::SliceCursor<Record>;
     warmer_.reset();  // filled: pages past the records are not wanted now
-    mid_ = sorter_internal::SortHalves(&buffer_, less_);
+    mid_ = sorter_internal::SortHalves(&buffer_, less_, one_thread_);
     if (absl::Status s = OpenRuns(); !s.ok()) return s;
     // Sources: the runs, then the buffer's two sorted halves.
     std::vector<Cursor> cursors;
@@ -382,7 +387,7 @@ class ExternalSorter {
     // Filled: the warmer would only fault in pages no record will use,
     // on the core the sort wants (gen 10M: ~0.1 CPU-s after reading).
     warmer_.reset();
-    mid_ = SortHalves(&buffer_, less_);
+    mid_ = SortHalves(&buffer_, less_, one_thread_);
     std::map<uint64_t, Group> groups;
     auto add = [&](size_t source, const std::vector<std::pair<uint64_t, uint64_t>>& starts, uint64_t size) {
       for (size_t i = 0; i < starts.size(); ++i) {
@@ -522,6 +527,7 @@ class ExternalSorter {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> run_groups_;
   std::vector<int> fds_;  // the runs, open while groups are read
   size_t mid_ = 0;        // where the buffer's second sorted half starts
+  bool one_thread_ = false;
 };
 
 }  // namespace tracetable

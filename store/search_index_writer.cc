@@ -44,6 +44,8 @@ void SearchIndexWriter::Partition(const std::vector<uint32_t>& weights, int part
     part->first_name = name >> kSearchGroupShift << kSearchGroupShift;
     part->sorter = std::make_unique<ExternalSorter<Posting, PostingOrder>>(
         absl::StrCat(spill_prefix_, p), PostingOrder{}, memory_bytes_ / parts / sizeof(Posting));
+    // Finish() sorts the partitions at once, each on a thread of its own.
+    if (parts > 1) part->sorter->SortOnCallingThread();
     parts_.push_back(std::move(part));
   }
 }

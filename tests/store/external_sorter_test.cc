@@ -46,8 +46,10 @@ std::string Prefix(const std::string& name) {
 }
 
 template <typename Record, typename Less>
-std::vector<Record> SortedBy(const std::vector<Record>& in, size_t max_records, Less less, int* runs) {
+std::vector<Record> SortedBy(const std::vector<Record>& in, size_t max_records, Less less, int* runs,
+                             bool one_thread = false) {
   ExternalSorter<Record, Less> sorter(Prefix("s"), less, max_records);
+  if (one_thread) sorter.SortOnCallingThread();
   for (const Record& r : in) EXPECT_TRUE(sorter.Add(r).ok());
   *runs = sorter.runs();
   std::vector<Record> out;
@@ -83,12 +85,17 @@ TEST(ExternalSorter, EveryOrderAndMergeGivesTheSortedRecords) {
     const std::vector<Pair> in = RandomPairs(static_cast<uint32_t>(n) + 1, n);
     std::vector<Pair> want = in;
     std::sort(want.begin(), want.end(), PairLess);
-    // Fits in memory (two halves, two-way merge), then spilled runs.
+    // Fits in memory (two halves, two-way merge, or one sorted whole), then
+    // spilled runs.
     for (size_t max_records : {size_t{1} << 20, size_t{4096}, size_t{50000}}) {
       int runs = 0;
       EXPECT_TRUE(Same(want, SortedBy(in, max_records, PairLess, &runs))) << n << " pointer " << max_records;
       EXPECT_TRUE(Same(want, SortedBy(in, max_records, LessFn<PairLess>{}, &runs))) << n << " type " << max_records;
       EXPECT_TRUE(Same(want, SortedBy(in, max_records, PairRadix{}, &runs))) << n << " radix " << max_records;
+      EXPECT_TRUE(Same(want, SortedBy(in, max_records, LessFn<PairLess>{}, &runs, true)))
+          << n << " type, one thread " << max_records;
+      EXPECT_TRUE(Same(want, SortedBy(in, max_records, PairRadix{}, &runs, true)))
+          << n << " radix, one thread " << max_records;
       EXPECT_EQ(runs > 0, n > std::max<size_t>(max_records, 1024)) << n << " " << max_records;
     }
   }
