@@ -5,7 +5,10 @@ For each trace: the one-thread simdjson scan floor (tt_json_scan: its first,
 "cold" pass, which is what the issue measured, and its second, "warm" pass,
 free of the page faults of simdjson's whole-document index), then
 --reps rounds; each round runs every binary at every thread count back to
-back (so A and B see the same load), under /usr/bin/time. Reports medians:
+back (so A and B see the same load), in reverse order every other round
+(ABBA: this VM's speed drifts over minutes, and whichever run comes first
+in every round was the slow one: gen 1M one-thread 0.86 s in first place,
+0.66 s in third), under /usr/bin/time. Reports medians:
 wall, MB/s (10^6 input bytes / wall), CPU-s (user+sys) and CPU-s per GB, each
 also as a ratio to the scan, peak RSS, the speed-up over the binary's first
 thread count, and the 1-minute load average around each round.
@@ -75,18 +78,19 @@ def main():
                 "cpu_s": statistics.median(cold(s, "cpu_s") for s in scans),
                 "warm_wall_s": statistics.median(s["wall_s"] for s in scans),
                 "warm_cpu_s": statistics.median(s["cpu_s"] for s in scans)}, "runs": [], "loads": []}
+            configs = [(label, path, n) for label, path, nothreads in bins
+                       for n in ([None] if nothreads else threads)]
             for rep in range(args.reps):
                 t["loads"].append(loadavg())
-                for label, path, nothreads in bins:
-                    for n in ([None] if nothreads else threads):
-                        cmd = [path, "ingest", trace, "-o", os.path.join(scratch, "t.tracetable"), "--force", "-q",
-                               "--memory-budget", args.budget] + ([] if n is None else ["--threads", str(n)])
-                        r = timed(cmd, n if args.pin and n else None)
-                        r.update({"bin": label, "threads": n, "rep": rep, "cmd": " ".join(cmd), "pinned": bool(args.pin and n)})
-                        t["runs"].append(r)
-                        print(f"{os.path.basename(trace)} {label} threads={n}: {r['wall_s']:.2f} s, "
-                              f"{size / 1e6 / r['wall_s']:.1f} MB/s, cpu {r['cpu_s']:.2f} s, load {loadavg():.1f}",
-                              file=sys.stderr)
+                for label, path, n in (configs if rep % 2 == 0 else configs[::-1]):
+                    cmd = [path, "ingest", trace, "-o", os.path.join(scratch, "t.tracetable"), "--force", "-q",
+                           "--memory-budget", args.budget] + ([] if n is None else ["--threads", str(n)])
+                    r = timed(cmd, n if args.pin and n else None)
+                    r.update({"bin": label, "threads": n, "rep": rep, "cmd": " ".join(cmd), "pinned": bool(args.pin and n)})
+                    t["runs"].append(r)
+                    print(f"{os.path.basename(trace)} {label} threads={n}: {r['wall_s']:.2f} s, "
+                          f"{size / 1e6 / r['wall_s']:.1f} MB/s, cpu {r['cpu_s']:.2f} s, load {loadavg():.1f}",
+                          file=sys.stderr)
                 t["loads"].append(loadavg())
             doc["traces"].append(t)
     finally:
@@ -97,7 +101,7 @@ def main():
     L = [f"# Ingest against parse threads", "", f"`{doc['argv']}`", "",
          f"{doc['started']} – {doc['finished']}, {doc['nproc']} cores"
          + (", each run of N threads pinned to N cores (taskset)" if args.pin else "")
-         + f", medians of {args.reps}; "
+         + f", medians of {args.reps} rounds in ABBA order; "
          "MB/s = 10⁶ input bytes / wall; CPU = user + sys.", ""]
     for t in doc["traces"]:
         gb = t["bytes"] / 1e9
