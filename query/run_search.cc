@@ -112,7 +112,9 @@ absl::StatusOr<std::optional<SearchResult>> RunIndexSearch(const Table& t, const
       if (s.incomplete) return std::nullopt;
       continue;
     }
-    streams.push_back(ShardStream{.shard = i, .local = std::move(local)});
+    ShardStream& stream = streams.emplace_back();
+    stream.shard = i;
+    stream.local = std::move(local);
   }
   // The page needs limit + 1 matches in all. Each shard is first asked for
   // a share of them, not all: with many shards of a common name, asking
