@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
-#include <thread>
 #include <tuple>
 #include <vector>
 
-#include "store/thread_name.h"
+#include "store/run_parts.h"
 
 namespace tracetable {
 namespace {
@@ -76,21 +75,11 @@ absl::Status FlowIndexWriter::Finish(size_t read_budget, const std::vector<PutFn
   }
   std::vector<PartInfo> part_info(parts);
   std::vector<absl::Status> status(parts);
-  auto write_part = [&](size_t p) {
+  RunParts(parts, "tt-flows", [&](size_t p) {
     for (size_t g = first[p]; g < first[p + 1] && status[p].ok(); ++g) {
       status[p] = WriteBlock((*groups)[g], buffer_records, by_rank, rank_of, as_ranks, puts[p], &part_info[p]);
     }
-  };
-  std::vector<std::thread> threads;
-  for (size_t p = 1; p < parts; ++p) {
-    if (first[p] == first[p + 1]) continue;
-    threads.emplace_back([&, p] {
-      NameThisThread("tt-flows");
-      write_part(p);
-    });
-  }
-  write_part(0);
-  for (std::thread& t : threads) t.join();
+  });
   sorter_->Clear();
   for (size_t p = 0; p < parts; ++p) {
     if (!status[p].ok()) return status[p];

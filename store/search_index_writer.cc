@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
-#include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "boost/sort/pdqsort/pdqsort.hpp"
 #include "format/search_group_codec.h"
-#include "store/thread_name.h"
+#include "store/run_parts.h"
 
 namespace tracetable {
 namespace {
@@ -160,16 +159,10 @@ absl::Status SearchIndexWriter::Finish(size_t read_budget, const std::vector<Put
 
   std::vector<PartInfo> part_info(parts_.size());
   std::vector<absl::Status> status(parts_.size());
-  std::vector<std::thread> threads;
   const size_t part_budget = read_budget / parts_.size();
-  for (size_t p = 1; p < parts_.size(); ++p) {
-    threads.emplace_back([&, p] {
-      NameThisThread("tt-search");
-      status[p] = WriteChunks(*parts_[p], part_budget, by_rank, rank_of, puts[p], group_puts[p], &part_info[p]);
-    });
-  }
-  status[0] = WriteChunks(*parts_[0], part_budget, by_rank, rank_of, puts[0], group_puts[0], &part_info[0]);
-  for (std::thread& t : threads) t.join();
+  RunParts(parts_.size(), "tt-search", [&](size_t p) {
+    status[p] = WriteChunks(*parts_[p], part_budget, by_rank, rank_of, puts[p], group_puts[p], &part_info[p]);
+  });
   for (size_t p = 0; p < parts_.size(); ++p) {
     if (!status[p].ok()) return status[p];
     info->set_chunks(info->chunks() + part_info[p].chunks);

@@ -833,41 +833,56 @@ absl::Status TableBuilder::WriteTiles() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Writers of their own for a producer that writes from several threads, a
+// put function through each.
+class OwnWriters {
+ public:
+  using PutFn = std::function<absl::Status(std::string key, std::string value)>;
+
+  OwnWriters(SortedRuns* runs, int n) {
+    for (int i = 0; i < n; ++i) {
+      RunWriter* w = writers_.emplace_back(runs->NewWriter()).get();
+      puts_.push_back([w](std::string k, std::string v) { return w->Put(k, v); });
+    }
+  }
+  const std::vector<PutFn>& puts() const { return puts_; }
+  absl::Status Close() {
+    for (auto& w : writers_) {
+      if (absl::Status s = w->Close(); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::unique_ptr<RunWriter>> writers_;
+  std::vector<PutFn> puts_;
+};
+
+}  // namespace
+
 absl::Status TableBuilder::WriteSearchIndex(proto::SearchIndexInfo* info) {
   // Writers per partition, for chunks and for name groups: their key
   // ranges follow one another.
-  std::vector<std::unique_ptr<RunWriter>> writers;
-  std::vector<SearchIndexWriter::PutFn> puts, group_puts;
-  for (auto* fns : {&puts, &group_puts}) {
-    for (int p = 0; p < search_index_->partitions(); ++p) {
-      RunWriter* w = writers.emplace_back(runs_->NewWriter()).get();
-      fns->push_back([w](std::string k, std::string v) { return w->Put(k, v); });
-    }
-  }
-  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, puts, group_puts, info); !s.ok()) {
+  OwnWriters chunks(runs_.get(), search_index_->partitions());
+  OwnWriters groups(runs_.get(), search_index_->partitions());
+  if (absl::Status s = search_index_->Finish(options_.memory_budget / 4, chunks.puts(), groups.puts(), info);
+      !s.ok()) {
     return s;
   }
-  for (auto& w : writers) {
-    if (absl::Status s = w->Close(); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  if (absl::Status s = chunks.Close(); !s.ok()) return s;
+  return groups.Close();
 }
 
 absl::Status TableBuilder::WriteFlowIndex() {
   // A writer per thread, as many as build tiles: each takes a run of blocks.
-  std::vector<std::unique_ptr<RunWriter>> writers;
-  std::vector<FlowIndexWriter::PutFn> puts;
-  for (int p = 0; p < TileThreads(); ++p) {
-    RunWriter* w = writers.emplace_back(runs_->NewWriter()).get();
-    puts.push_back([w](std::string k, std::string v) { return w->Put(k, v); });
-  }
-  if (absl::Status s = flow_index_->Finish(options_.memory_budget / 8, puts, meta_.mutable_flow_index()); !s.ok()) {
+  OwnWriters blocks(runs_.get(), TileThreads());
+  if (absl::Status s = flow_index_->Finish(options_.memory_budget / 8, blocks.puts(), meta_.mutable_flow_index());
+      !s.ok()) {
     return s;
   }
-  for (auto& w : writers) {
-    if (absl::Status s = w->Close(); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return blocks.Close();
 }
 
 absl::Status TableBuilder::WriteStrings(uint32_t* chunks) {
