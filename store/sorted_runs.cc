@@ -45,8 +45,9 @@ std::string MakeKey(std::string_view user_key, bool deletion) {
   return k;
 }
 
-// Seal() syncs every file it lists; starting their writeback as each one
-// is closed leaves it little to wait for (10M events: 0.32 s at the end).
+// Every closed file is synced on the syncer's thread; starting its
+// writeback at once lets the kernel write several files while the syncer
+// waits for one.
 void StartWriteback(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;  // only a head start: Seal() reports what fails
@@ -112,8 +113,6 @@ struct RunWriter::OpenFile {
       std::error_code ec;
       fs::remove(run.path, ec);
       run.bytes = 0;
-    } else {
-      StartWriteback(run.path);
     }
     return run;
   }
@@ -226,6 +225,12 @@ absl::Status SortedRuns::EndFile(std::unique_ptr<RunWriter::OpenFile>* file, std
   absl::StatusOr<Run> run = (*file)->Finish();
   file->reset();
   if (!run.ok()) return run.status();
+  // A small file is most likely merged by Seal(): removing it is cheaper
+  // with no writeback under way.
+  if (run->bytes > 0 && (out || run->bytes >= small_file_bytes_)) {
+    StartWriteback(run->path);
+    syncer_.Add(run->path);
+  }
   if (!out) {
     AddRun(std::move(*run));
   } else {
@@ -530,8 +535,11 @@ absl::Status SortedRuns::Seal(const std::function<absl::Status()>& tick) {
                                               final_runs[i + 1].path, " overlap"));
     }
   }
+  const absl::flat_hash_set<std::string> synced = syncer_.Drain();
   for (size_t i = 0; i < final_runs.size(); ++i) {
-    if (absl::Status s = SyncFile(final_runs[i].path); !s.ok()) return s;
+    if (!synced.contains(final_runs[i].path)) {
+      if (absl::Status s = SyncFile(final_runs[i].path); !s.ok()) return s;
+    }
     const std::string name = (fs::path(dir_) / absl::StrFormat("%s%06d.ldb", kSortedFilePrefix, i + 1)).string();
     std::error_code ec;
     fs::rename(final_runs[i].path, name, ec);

@@ -27,7 +27,8 @@
 //   adopted as they are; a merge reads at most 64 files at once (an
 //   overlapping component of more is first merged oldest-first in groups).
 //   All are renamed "table-NNNNNN.ldb" in key order and listed
-//   (store/file_list.h). Every file is synced before it is listed.
+//   (store/file_list.h). Every file is synced before it is listed: on a
+//   thread of its own as soon as it is closed (store/file_syncer.h).
 // - Get() reads closed files (the argument merge reads blocks back).
 #ifndef TRACETABLE_STORE_SORTED_RUNS_H_
 #define TRACETABLE_STORE_SORTED_RUNS_H_
@@ -45,6 +46,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "store/file_syncer.h"
 
 namespace leveldb {
 class Cache;
@@ -177,6 +179,7 @@ class SortedRuns {
   uint64_t small_limit_ = 32 << 20;
   leveldb::Cache* cache_ = nullptr;
   std::map<uint64_t, std::unique_ptr<Reader>> readers_;  // by rank, for Get()
+  FileSyncer syncer_;  // every closed file, so that Seal() rarely waits
 };
 
 }  // namespace tracetable

@@ -21,6 +21,6 @@ for r in $(seq 1 "$R"); do
     st=$(grep stages "$OUT/out" | sed 's/stages: //')
     pick() { echo "$st" | grep -o "$1 [0-9.]*s" || true; }
     read -r w m u s < "$OUT/time"
-    echo "round $r $n wall $w maxrss_MiB $((m / 1024)) user $u sys $s | $(pick reading) | $(pick "memory profile") | $(pick "writing tiles") | $(pick "search index")$(pick "indexes")"
+    echo "round $r $n wall $w maxrss_MiB $((m / 1024)) user $u sys $s | $(pick reading) | $(pick "memory profile") | $(pick "writing tiles") | $(pick "search index")$(pick "indexes") | $(pick "sealing files")"
   done
 done
