@@ -122,7 +122,9 @@ def main():
             print(f"{t0:6.2f}  {sum(busy.values()):5.2f}  " + "  ".join(f"{busy.get(g, 0):10.2f}" for g in groups))
     print("group             CPU s   busy wall s   cores while busy")
     for g in groups:
-        print(f"{g:<15} {total_cpu[g]:7.2f}   {active[g]:11.2f}   {total_cpu[g] / max(active[g], 1e-9):6.2f}")
+        # A group never above 5% of a core in any interval has no busy wall.
+        ratio = f"{total_cpu[g] / active[g]:6.2f}" if active[g] > 0 else "     -"
+        print(f"{g:<15} {total_cpu[g]:7.2f}   {active[g]:11.2f}   {ratio}")
     low = phases(ivs, ncores, args.low)
     print(f"phases below {args.low:.0%} of {ncores} cores (≥ 2 intervals):")
     for run in low:
