@@ -28,9 +28,13 @@ PageWarmer::PageWarmer(void* begin, size_t bytes, size_t ahead) : ahead_(ahead) 
 }
 
 PageWarmer::~PageWarmer() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PageWarmer::Stop() {
   stop_.store(true, std::memory_order_relaxed);
   Signal();
-  if (thread_.joinable()) thread_.join();
 }
 
 void PageWarmer::Signal() {

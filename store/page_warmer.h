@@ -21,7 +21,8 @@
 //  - Never writes the contents: pages are faulted in with
 //    MADV_POPULATE_WRITE (Linux 5.14+; where it fails the warmer stops).
 //  - Filled() costs the filler an atomic store and a wake-up; call it every
-//    few MiB. The destructor stops the thread and waits for it.
+//    few MiB. Stop() has the thread stop after the step under way, without
+//    waiting for it; the destructor stops it and waits.
 //  - The thread runs at nice 10: when every core is busy it gets little
 //    time and the filler faults most pages itself, as without a warmer.
 #ifndef TRACETABLE_STORE_PAGE_WARMER_H_
@@ -44,6 +45,7 @@ class PageWarmer {
   // The filler has written `bytes` from the start of the buffer.
   void Filled(size_t bytes);
   void SetEnd(size_t bytes);
+  void Stop();
 
  private:
   void Run();
