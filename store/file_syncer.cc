@@ -3,22 +3,23 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "store/thread_name.h"
 
 namespace tracetable {
-namespace {
 
-bool Sync(const std::string& path) {
+absl::Status SyncFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   const bool synced = ::fsync(fd) == 0;
   ::close(fd);
-  return synced;
+  if (!synced) return absl::InternalError(absl::StrCat("cannot sync ", path));
+  return absl::OkStatus();
 }
-
-}  // namespace
 
 FileSyncer::FileSyncer() : thread_([this] { Loop(); }) {}
 
@@ -55,7 +56,7 @@ void FileSyncer::Loop() {
     queue_.pop_front();
     busy_ = true;
     lock.unlock();
-    const bool synced = Sync(path);
+    const bool synced = SyncFile(path).ok();
     lock.lock();
     busy_ = false;
     if (synced) synced_.insert(std::move(path));

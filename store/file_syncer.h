@@ -24,8 +24,12 @@
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 
 namespace tracetable {
+
+// fsyncs one file now, on the calling thread.
+absl::Status SyncFile(const std::string& path);
 
 class FileSyncer {
  public:

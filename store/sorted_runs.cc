@@ -58,15 +58,6 @@ void StartWriteback(const std::string& path) {
 // Keys of one kind (docs/format.md: the first byte) share files.
 bool SameKeySpace(std::string_view a, std::string_view b) { return a.substr(0, 1) == b.substr(0, 1); }
 
-absl::Status SyncFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced) return absl::InternalError(absl::StrCat("cannot sync ", path));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 // A file being written: the records of one writer between two cuts, or a
