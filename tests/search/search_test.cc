@@ -283,7 +283,9 @@ TEST(Search, RandomTablesMatchBruteForce) {
     // Groups of rare names' postings; from seed 4 on, common names in
     // more than 128 tiles have chunks of their own too.
     EXPECT_GT((*table)->meta().search_index().groups(), 0u);
-    if (seed >= 4) EXPECT_GT((*table)->meta().search_index().chunks(), 0u);
+    if (seed >= 4) {
+      EXPECT_GT((*table)->meta().search_index().chunks(), 0u);
+    }
     CheckQueries(**table, b->events, seed, /*use_index=*/true);
   }
 }

@@ -250,12 +250,18 @@ void SmallRecordsBetweenFiles(uint64_t small_bytes) {
           small.emplace_back(k, value);
         }
       }
-      if (big) ASSERT_TRUE(w->Cut().ok());
-      if (!small.empty()) ASSERT_TRUE(runs.AddSmall(std::move(small)).ok());
+      if (big) {
+        ASSERT_TRUE(w->Cut().ok());
+      }
+      if (!small.empty()) {
+        ASSERT_TRUE(runs.AddSmall(std::move(small)).ok());
+      }
     }
     records += model->size();  // each thread its own, once done
   });
-  if (small_bytes > records * 200) EXPECT_LT(runs.bytes_copied(), written / 4) << written;
+  if (small_bytes > records * 200) {
+    EXPECT_LT(runs.bytes_copied(), written / 4) << written;
+  }
 }
 
 TEST(SortedRuns, SmallRecordsFillTheGapsBetweenFiles) { SmallRecordsBetweenFiles(64 << 20); }
