@@ -295,7 +295,7 @@ TEST(ParallelParse, DamagedInputsReportTheSame) {
     for (int d = 0; d < 1 + trial % 3; ++d) {
       const size_t at = 20 + rng() % (text.size() - 40);
       switch (rng() % 6) {
-        case 0: text.insert(at, "\""); break;
+        case 0: text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), '"'); break;
         case 1: text.erase(at, 1); break;
         case 2: text[at] = '\xff'; break;
         case 3: {
@@ -325,6 +325,18 @@ TEST(ParallelParse, DamagedInputsReportTheSame) {
   }
   EXPECT_GT(skipped, 10);
   EXPECT_GT(failed, 10);
+}
+
+// Several inputs at once are told apart by host, named after their files.
+TEST(HostFromFileName, DropsOneTraceSuffixThenTrace) {
+  EXPECT_EQ(HostFromFileName("/a/b/host1.xplane.pb"), "host1");
+  EXPECT_EQ(HostFromFileName("h.trace.json.gz"), "h");
+  EXPECT_EQ(HostFromFileName("x.json"), "x");
+  EXPECT_EQ(HostFromFileName("y.gz"), "y");
+  EXPECT_EQ(HostFromFileName("z.trace"), "z");
+  EXPECT_EQ(HostFromFileName("w.json.json"), "w.json");
+  EXPECT_EQ(HostFromFileName("plain"), "plain");
+  EXPECT_EQ(HostFromFileName(".json"), "");
 }
 
 }  // namespace
