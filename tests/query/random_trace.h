@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "format/lane_layout.h"
 #include "gtest/gtest.h"
 #include "store/table.h"
@@ -210,7 +211,7 @@ inline Trace MakeTrace(uint32_t seed, TableBuilder* b) {
     e.dur = dur;
     e.name = names[rng() % names.size()];
     e.value = value;
-    if (kind == EventKind::kFlowStart) e.flow_id = b->Intern("f" + std::to_string(rng() % 50));
+    if (kind == EventKind::kFlowStart) e.flow_id = b->Intern(absl::StrCat("f", rng() % 50));
     ASSERT_TRUE(b->Add(e).ok());
     tr.events.push_back({track, kind, ts, dur, e.name, id++, 0, value});
   };

@@ -193,7 +193,9 @@ TEST(ExternalSorter, LoweredLimitSpillsAndStillSorts) {
         ASSERT_TRUE(sorter.SetMaxRecords(4000).ok());  // below what is buffered: spills
         EXPECT_EQ(sorter.runs(), 1);
       }
-      if (i == 30000) ASSERT_TRUE(sorter.SetMaxRecords(100000).ok());  // no higher than reserved
+      if (i == 30000) {
+        ASSERT_TRUE(sorter.SetMaxRecords(100000).ok());  // no higher than reserved
+      }
       ASSERT_TRUE(sorter.Add(in[i]).ok());
     }
     EXPECT_EQ(sorter.max_records(), 20000u);
@@ -221,7 +223,9 @@ TEST(ExternalSorter, LimitRaisedIntoReservedRoomHoldsMoreWithoutSpilling) {
     if (sorter.buffered() == sorter.max_records() && sorter.max_records() < 20000) {
       ASSERT_TRUE(sorter.SetMaxRecords(sorter.max_records() + 5000).ok());
     }
-    if (i == 22000) ASSERT_TRUE(sorter.SetMaxRecords(1000000).ok());  // stops at the reservation
+    if (i == 22000) {
+      ASSERT_TRUE(sorter.SetMaxRecords(1000000).ok());  // stops at the reservation
+    }
     ASSERT_TRUE(sorter.Add(in[i]).ok());
   }
   EXPECT_EQ(sorter.max_records(), 25000u);

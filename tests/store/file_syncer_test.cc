@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace tracetable {
@@ -37,7 +38,7 @@ TEST_F(FileSyncerTest, DrainNamesEveryFileSyncedBeforeIt) {
   EXPECT_TRUE(syncer.Drain().empty());
   std::vector<std::string> paths;
   for (int i = 0; i < 20; ++i) {
-    paths.push_back(Write("f" + std::to_string(i)));
+    paths.push_back(Write(absl::StrCat("f", i)));
     syncer.Add(paths.back());
   }
   const std::string missing = (dir_ / "never-written").string();
@@ -54,7 +55,7 @@ TEST_F(FileSyncerTest, DrainNamesEveryFileSyncedBeforeIt) {
 
 TEST_F(FileSyncerTest, DestroyingWithFilesQueuedReturns) {
   auto syncer = std::make_unique<FileSyncer>();
-  for (int i = 0; i < 200; ++i) syncer->Add(Write("q" + std::to_string(i)));
+  for (int i = 0; i < 200; ++i) syncer->Add(Write(absl::StrCat("q", i)));
   syncer.reset();
   SUCCEED();
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "format/keys.h"
 #include "format/search_group_codec.h"
 #include "format/tracetable.pb.h"
@@ -163,16 +164,20 @@ TEST(SearchIndexWriter, PartitionsWriteWhatOneWrites) {
       // A small budget spills each partition's sorter.
       for (size_t memory : {size_t{1} << 20, size_t{4096}}) {
         SCOPED_TRACE(testing::Message() << "case " << case_no << " parts " << parts << " memory " << memory);
-        const Written got = Write(tiles, weights, parts, 3, Prefix("p" + std::to_string(case_no++)), memory);
+        const Written got = Write(tiles, weights, parts, 3, Prefix(absl::StrCat("p", case_no++)), memory);
         ASSERT_EQ(got.by_part.size(), 2 * static_cast<size_t>(parts));
         // Each writer's keys ascend, and each key space's keys ascend
         // across the partitions in order, so their files do not overlap.
         std::map<char, std::vector<std::pair<std::string, std::string>>> by_space;
         for (const auto& part : got.by_part) {
           for (size_t i = 0; i < part.size(); ++i) {
-            if (i > 0) ASSERT_LT(part[i - 1].first, part[i].first);
+            if (i > 0) {
+              ASSERT_LT(part[i - 1].first, part[i].first);
+            }
             auto& space = by_space[part[i].first[0]];
-            if (!space.empty()) ASSERT_LT(space.back().first, part[i].first);
+            if (!space.empty()) {
+              ASSERT_LT(space.back().first, part[i].first);
+            }
             space.push_back(part[i]);
           }
         }

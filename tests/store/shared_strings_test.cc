@@ -32,7 +32,9 @@ TEST(SharedStrings, ThreadsAgreeOnIdsAndTexts) {
         for (int k = 0; k < kTexts; ++k) {
           const int i = (k * (2 * t + 1) + t * 977) % kTexts;
           const uint32_t id = strings.Intern(text(i));
-          if (round == 1) EXPECT_EQ(id, ids[t][i]) << i;
+          if (round == 1) {
+            EXPECT_EQ(id, ids[t][i]) << i;
+          }
           ids[t][i] = id;
         }
       }
