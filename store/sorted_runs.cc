@@ -45,16 +45,6 @@ std::string MakeKey(std::string_view user_key, bool deletion) {
   return k;
 }
 
-// Every closed file is synced on the syncer's thread; starting its
-// writeback at once lets the kernel write several files while the syncer
-// waits for one.
-void StartWriteback(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;  // only a head start: Seal() reports what fails
-  ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-  ::close(fd);
-}
-
 // Keys of one kind (docs/format.md: the first byte) share files.
 bool SameKeySpace(std::string_view a, std::string_view b) { return a.substr(0, 1) == b.substr(0, 1); }
 
@@ -218,10 +208,7 @@ absl::Status SortedRuns::EndFile(std::unique_ptr<RunWriter::OpenFile>* file, std
   if (!run.ok()) return run.status();
   // A small file is most likely merged by Seal(): removing it is cheaper
   // with no writeback under way.
-  if (run->bytes > 0 && (out || run->bytes >= small_file_bytes_)) {
-    StartWriteback(run->path);
-    syncer_.Add(run->path);
-  }
+  if (run->bytes > 0 && (out || run->bytes >= small_file_bytes_)) syncer_.Add(run->path);
   if (!out) {
     AddRun(std::move(*run));
   } else {
