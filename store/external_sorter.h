@@ -255,6 +255,11 @@ class ExternalSorter {
   // added, off the adding thread when a core is idle (store/page_warmer.h).
   // Takes effect when the buffer is first reserved.
   void WarmAhead(size_t bytes) { warm_ahead_ = bytes; }
+  // At most `records` more will be added: the page warmer stops short of
+  // pages past them.
+  void ExpectAtMost(size_t records) {
+    if (warmer_) warmer_->SetEnd(std::min(max_records_, buffer_.size() + records) * sizeof(Record));
+  }
   // Sorts on the calling thread only, for one of several sorters sorted at
   // once on as many threads (the search index's partitions): a second
   // thread each would only crowd the cores, and its half costs a merge pass
@@ -428,6 +433,23 @@ class ExternalSorter {
       if (cursors[i].failed()) return sorter_internal::IoError("cannot read spill file", runs_[group.slices[i].source]);
     }
     return st;
+  }
+
+  // Drops every record and spilled run, and hands the buffer's pages back
+  // to the system while keeping its address range until the sorter is
+  // destroyed. Unmapping takes the process's address-space lock for
+  // writing, so it waits for every page fault under way in any thread: the
+  // main sorter's page warmer faults 2 MiB at a time, up to 14 ms each on a
+  // VM, with the building thread stuck in munmap meanwhile (gen 1M, the
+  // match sorter freed at the end of reading: `perf sched`). madvise takes
+  // it for reading and waits for none.
+  void ReleasePages() {
+    Clear();
+    if (buffer_.capacity() == 0) return;
+    constexpr uintptr_t kPage = 4096;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(buffer_.data()) + kPage - 1) & ~(kPage - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(buffer_.data() + buffer_.capacity()) & ~(kPage - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
 
   // Drops every record and spilled run; the sorter can be filled again

@@ -942,22 +942,30 @@ absl::Status TableBuilder::Finish() {
     return absl::ResourceExhaustedError(absl::StrCat("the trace has ", strings_.size(),
                                                      " distinct strings; a table holds at most ", kMaxStringIds));
   }
+  // Reading is over. The main sorter gets at most one record per B/E to
+  // match, and the memory profile's counters: without those, warming its
+  // buffer further faults in pages no record will use, on the core the
+  // matching and the sort want (gen 1M: up to 24 MB).
+  if (!memory_) main_->ExpectAtMost(match_->size());
   // The argument blocks' files close: merging B's and E's arguments reads
   // them, and rewrites them through writers started after.
   if (absl::Status s = args_->Close(); !s.ok()) return s;
   Progress("matching begin/end", 0.0);
   if (absl::Status s = MatchBeginEnd(); !s.ok()) return s;
-  match_.reset();
+  // Destroyed once the main sorter's page warmer has stopped (ReleasePages).
+  match_->ReleasePages();
   if (absl::Status s = FlushMergedArgs(); !s.ok()) return s;
   Progress("writing thread times", 0.0);
   if (absl::Status s = WriteThreadTimes(); !s.ok()) return s;
-  thread_times_.reset();
+  thread_times_->ReleasePages();
   Progress("deriving the memory profile", 0.0);
   if (absl::Status s = DeriveMemoryProfile(); !s.ok()) return s;
   stats_.spill_runs = main_->runs();
   Progress("writing tiles", 0.0);
   if (absl::Status s = WriteTiles(); !s.ok()) return s;
   main_.reset();
+  match_.reset();
+  thread_times_.reset();
   Progress("writing the indexes", 0.0);
   // The search index (its sort and chunks) and the string table are
   // written beside the flow index, each on threads and through writers of

@@ -239,5 +239,30 @@ TEST(ExternalSorter, LimitRaisedIntoReservedRoomHoldsMoreWithoutSpilling) {
   EXPECT_TRUE(Same(out, want));
 }
 
+// ReleasePages empties the sorter (records and runs) and keeps it usable;
+// ExpectAtMost only limits the warmer, never what may be added.
+TEST(ExternalSorter, ReleasedSorterFillsAgainAndExpectAtMostLimitsNoAdds) {
+  ExternalSorter<Pair, LessFn<PairLess>> sorter(Prefix("release"), LessFn<PairLess>{}, 4000);
+  sorter.WarmAhead(16 << 10);
+  for (const Pair& p : RandomPairs(13, 10000)) ASSERT_TRUE(sorter.Add(p).ok());
+  ASSERT_EQ(sorter.runs(), 2);
+  sorter.ReleasePages();
+  EXPECT_EQ(sorter.size(), 0u);
+  EXPECT_EQ(sorter.runs(), 0);
+  const std::vector<Pair> in = RandomPairs(14, 9000);
+  std::vector<Pair> want = in;
+  std::sort(want.begin(), want.end(), PairLess);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (i == 100) sorter.ExpectAtMost(10);  // wrong by far: more still come
+    ASSERT_TRUE(sorter.Add(in[i]).ok());
+  }
+  std::vector<Pair> out;
+  ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
+                    out.push_back(p);
+                    return absl::OkStatus();
+                  }).ok());
+  EXPECT_TRUE(Same(out, want));
+}
+
 }  // namespace
 }  // namespace tracetable
