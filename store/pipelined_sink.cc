@@ -251,7 +251,7 @@ void PipelineQueue::Push(int slot, std::unique_ptr<Batch> batch) {
   if (s->streaming) {
     // Slots before this one are closed or never block, so the consumer
     // always gets to this one and frees room.
-    changed_.wait(lock, [&] { return queued_ < max_batches_ || !failure_.ok(); });
+    room_.wait(lock, [&] { return queued_ < max_batches_ || !failure_.ok(); });
     s = &slots_[static_cast<size_t>(slot - first_slot_)];
   }
   if (!failure_.ok()) return;  // nobody will read it
@@ -261,13 +261,13 @@ void PipelineQueue::Push(int slot, std::unique_ptr<Batch> batch) {
   }
   s->batches.push_back(std::move(batch));
   ++queued_;
-  changed_.notify_all();
+  if (slot == first_slot_) work_.notify_one();  // the builder reads only the front slot
 }
 
 void PipelineQueue::CloseSlot(int slot) {
   std::lock_guard<std::mutex> lock(mu_);
   slots_[static_cast<size_t>(slot - first_slot_)].closed = true;
-  changed_.notify_all();
+  if (slot == first_slot_) work_.notify_one();
 }
 
 void PipelineQueue::DiscardFrom(int slot) {
@@ -280,7 +280,8 @@ void PipelineQueue::DiscardFrom(int slot) {
     queued_ -= s.batches.size();
     s.batches.clear();
   }
-  changed_.notify_all();
+  work_.notify_one();
+  room_.notify_all();
 }
 
 void PipelineQueue::EndDiscard() {
@@ -290,13 +291,13 @@ void PipelineQueue::EndDiscard() {
 
 void PipelineQueue::WaitApplied(int slot) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return first_slot_ > slot || !failure_.ok(); });
+  applied_.wait(lock, [&] { return first_slot_ > slot || !failure_.ok(); });
 }
 
 void PipelineQueue::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
-  changed_.notify_all();
+  work_.notify_one();
 }
 
 void PipelineQueue::KeepForReuse(std::unique_ptr<Batch> batch) {
@@ -326,7 +327,9 @@ void PipelineQueue::Fail(const absl::Status& status) {
   if (failure_.ok()) failure_ = status;
   for (Slot& s : slots_) s.batches.clear();
   queued_ = 0;
-  changed_.notify_all();
+  work_.notify_one();
+  room_.notify_all();
+  applied_.notify_all();
 }
 
 absl::Status PipelineQueue::failure() {
@@ -340,14 +343,14 @@ absl::Status PipelineQueue::Drain(TableBuilder* sink) {
     Translation* tr = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] {
+      work_.wait(lock, [&] {
         if (!failure_.ok()) return true;
         if (slots_.empty()) return finished_;
         return !slots_.front().batches.empty() || slots_.front().closed;
       });
       if (!failure_.ok()) {
         // Drop the rest; the reading side stops at its next Add().
-        changed_.wait(lock, [&] { return finished_; });
+        work_.wait(lock, [&] { return finished_; });
         return failure_;
       }
       if (slots_.empty()) return absl::OkStatus();
@@ -355,14 +358,13 @@ absl::Status PipelineQueue::Drain(TableBuilder* sink) {
       if (s.batches.empty()) {
         slots_.pop_front();
         ++first_slot_;
-        changed_.notify_all();
+        applied_.notify_all();
         continue;
       }
       batch = std::move(s.batches.front());
       s.batches.pop_front();
-      --queued_;
+      if (queued_-- == max_batches_) room_.notify_all();
       tr = &translations_[static_cast<size_t>(batch->producer)];
-      changed_.notify_all();
     }
     if (absl::Status s = Apply(sink, *tr, *batch); !s.ok()) Fail(s);
     std::lock_guard<std::mutex> lock(mu_);
