@@ -36,9 +36,13 @@ absl::Status ArgsWriter::Add(uint64_t id, std::string_view json) {
 
 absl::Status ArgsWriter::HandOver() {
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] {
+  auto room = [&] {
     return queue_.empty() || (queue_.size() < kMaxQueued && queued_bytes_ < kMaxQueuedBytes) || !status_.ok();
-  });
+  };
+  if (!room()) {
+    work_.notify_one();  // it may sleep on fewer than kWakeBlocks
+    done_.wait(lock, room);
+  }
   if (!status_.ok()) return status_;
   queued_bytes_ += block_.texts.size();
   queue_.push_back(std::move(block_));
@@ -48,7 +52,7 @@ absl::Status ArgsWriter::HandOver() {
     spare_.pop_back();
   }
   gathering_ = false;
-  work_.notify_one();
+  if (queue_.size() >= kWakeBlocks || queued_bytes_ >= kWakeBytes) work_.notify_one();
   return absl::OkStatus();
 }
 
