@@ -45,6 +45,17 @@ std::string Prefix(const std::string& name) {
   return (dir.path / name).string();
 }
 
+// Every record of `sorter`, merged in order.
+template <typename Record, typename Less>
+std::vector<Record> Drained(ExternalSorter<Record, Less>& sorter) {
+  std::vector<Record> out;
+  EXPECT_TRUE(sorter.Merge(1 << 20, [&](const Record& r) {
+                out.push_back(r);
+                return absl::OkStatus();
+              }).ok());
+  return out;
+}
+
 template <typename Record, typename Less>
 std::vector<Record> SortedBy(const std::vector<Record>& in, size_t max_records, Less less, int* runs,
                              bool one_thread = false) {
@@ -52,12 +63,7 @@ std::vector<Record> SortedBy(const std::vector<Record>& in, size_t max_records, 
   if (one_thread) sorter.SortOnCallingThread();
   for (const Record& r : in) EXPECT_TRUE(sorter.Add(r).ok());
   *runs = sorter.runs();
-  std::vector<Record> out;
-  EXPECT_TRUE(sorter.Merge(1 << 20, [&](const Record& r) {
-                out.push_back(r);
-                return absl::OkStatus();
-              }).ok());
-  return out;
+  return Drained(sorter);
 }
 
 // Pairs with many repeats (equal keys) and keys that differ only in high or
@@ -201,12 +207,7 @@ TEST(ExternalSorter, LoweredLimitSpillsAndStillSorts) {
     EXPECT_EQ(sorter.max_records(), 20000u);
     // One run at the shrink, three fills of 4000 up to 30000, one of 20000.
     EXPECT_EQ(sorter.runs(), 5);
-    std::vector<Pair> out;
-    ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
-                      out.push_back(p);
-                      return absl::OkStatus();
-                    }).ok());
-    EXPECT_TRUE(Same(out, want)) << (warm ? "warmed" : "not warmed");
+    EXPECT_TRUE(Same(Drained(sorter), want)) << (warm ? "warmed" : "not warmed");
   }
 }
 
@@ -231,12 +232,7 @@ TEST(ExternalSorter, LimitRaisedIntoReservedRoomHoldsMoreWithoutSpilling) {
   EXPECT_EQ(sorter.max_records(), 25000u);
   EXPECT_EQ(sorter.runs(), 1);  // at 20000, when it was not raised; none while it was
   EXPECT_EQ(sorter.buffered(), 10000u);
-  std::vector<Pair> out;
-  ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
-                    out.push_back(p);
-                    return absl::OkStatus();
-                  }).ok());
-  EXPECT_TRUE(Same(out, want));
+  EXPECT_TRUE(Same(Drained(sorter), want));
 }
 
 // ReleasePages empties the sorter (records and runs) and keeps it usable;
@@ -256,12 +252,7 @@ TEST(ExternalSorter, ReleasedSorterFillsAgainAndExpectAtMostLimitsNoAdds) {
     if (i == 100) sorter.ExpectAtMost(10);  // wrong by far: more still come
     ASSERT_TRUE(sorter.Add(in[i]).ok());
   }
-  std::vector<Pair> out;
-  ASSERT_TRUE(sorter.Merge(1 << 20, [&](const Pair& p) {
-                    out.push_back(p);
-                    return absl::OkStatus();
-                  }).ok());
-  EXPECT_TRUE(Same(out, want));
+  EXPECT_TRUE(Same(Drained(sorter), want));
 }
 
 }  // namespace
