@@ -302,13 +302,7 @@ class ExternalSorter {
       if (absl::Status s = Spill(); !s.ok()) return s;
     }
     if (warmer_) warmer_->SetEnd(max_records_ * sizeof(Record));
-    if (buffer_.capacity() > 0) {
-      constexpr uintptr_t kPage = 4096;
-      const uintptr_t begin =
-          (reinterpret_cast<uintptr_t>(buffer_.data() + max_records_) + kPage - 1) & ~(kPage - 1);
-      const uintptr_t end = reinterpret_cast<uintptr_t>(buffer_.data() + buffer_.capacity()) & ~(kPage - 1);
-      if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    }
+    ReleasePagesFrom(max_records_);
     return absl::OkStatus();
   }
   int runs() const { return static_cast<int>(runs_.size()); }
@@ -445,11 +439,7 @@ class ExternalSorter {
   // it for reading and waits for none.
   void ReleasePages() {
     Clear();
-    if (buffer_.capacity() == 0) return;
-    constexpr uintptr_t kPage = 4096;
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(buffer_.data()) + kPage - 1) & ~(kPage - 1);
-    const uintptr_t end = reinterpret_cast<uintptr_t>(buffer_.data() + buffer_.capacity()) & ~(kPage - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    ReleasePagesFrom(0);
   }
 
   // Drops every record and spilled run; the sorter can be filled again
@@ -474,6 +464,15 @@ class ExternalSorter {
   // buffer is freed (warmer_ is destroyed first).
   void StopWarmer() {
     if (warmer_) warmer_->Stop();
+  }
+
+  // Hands back the whole pages of the buffer's room from record `first` on.
+  void ReleasePagesFrom(size_t first) {
+    if (buffer_.capacity() == 0) return;
+    constexpr uintptr_t kPage = 4096;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(buffer_.data() + first) + kPage - 1) & ~(kPage - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(buffer_.data() + buffer_.capacity()) & ~(kPage - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
 
   // Opens the spilled runs for reading (with pread: any thread, any order).
