@@ -23,6 +23,12 @@ With --pin, a run with N threads is confined to cores 0..N-1 (taskset), so the
 curve is over cores, not only over --threads (every ingest also has a reading,
 a building and tile-worker threads, which otherwise spread over all cores);
 give --threads up to the machine's core count to get the whole curve.
+With --ceiling (and --pin), each round also runs, for each N > 1, N
+one-thread ingests of the first binary at once, one pinned to each core:
+N × the one-thread wall / the slowest of those is what N cores of this
+machine give N processes that share nothing but the machine (on a VM,
+often well under N; see bench/tools/pair_ceiling.sh), the bound for the
+speed-up column.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -32,16 +38,49 @@ def loadavg():
         return float(f.read().split()[0])
 
 
-def timed(cmd, cores=None):
-    if cores:
-        cmd = ["taskset", "-c", f"0-{cores - 1}"] + cmd
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
+def timed_at_once(runs):
+    """Runs each (cmd, cpus) at once, cmd under `taskset -c cpus` if cpus;
+    returns their wall, CPU and peak RSS in the same order."""
+    started = []
+    for cmd, cpus in runs:
+        if cpus:
+            cmd = ["taskset", "-c", cpus] + cmd
+        tf = tempfile.NamedTemporaryFile("r", suffix=".time")
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        started.append((cmd, tf, p))
+    out = []
+    for cmd, tf, p in started:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
         wall, user, sys_, rss = tf.read().split()[-4:]
-    return {"wall_s": float(wall), "cpu_s": float(user) + float(sys_), "rss_kb": int(rss)}
+        tf.close()
+        out.append({"wall_s": float(wall), "cpu_s": float(user) + float(sys_), "rss_kb": int(rss)})
+    return out
+
+
+def timed(cmd, cores=None):
+    return timed_at_once([(cmd, f"0-{cores - 1}" if cores else None)])[0]
+
+
+def ceiling_lines(t):
+    """The machine's own limit: per round, N × the pinned one-thread run's
+    wall / the slowest of N one-thread runs at once (one per core)."""
+    L = []
+    for n in sorted({c["cores"] for c in t.get("ceiling", [])}):
+        rounds = [c for c in t["ceiling"] if c["cores"] == n]
+        ratios = []
+        for c in rounds:
+            solo = [r["wall_s"] for r in t["runs"] if r["bin"] == c["bin"] and r["threads"] == 1 and r["rep"] == c["rep"]]
+            if solo:
+                ratios.append(n * solo[0] / max(c["walls"]))
+        if ratios:
+            L += [f"Ceiling at {n} cores ({rounds[0]['bin']}: {n} one-thread ingests at once, one per core; "
+                  f"{n} × the one-thread run / the slowest of them, per round): median {statistics.median(ratios):.2f}× "
+                  f"({min(ratios):.2f}–{max(ratios):.2f}), what this machine gives any {n}-core ingest of the "
+                  "same work.", ""]
+    return L
 
 
 def main():
@@ -52,10 +91,15 @@ def main():
     ap.add_argument("--scan", required=True, help="tt_json_scan binary")
     ap.add_argument("--budget", default="1G")
     ap.add_argument("--pin", action="store_true", help="run N threads on cores 0..N-1 only")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also run, each round and for each N > 1, N one-thread ingests of the first "
+                         "binary at once, one per core: what N cores give N independent processes")
     ap.add_argument("--out", required=True, help="markdown report (a .json twin is written too)")
     ap.add_argument("traces", nargs="+")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
+    if args.ceiling and (not args.pin or 1 not in threads):
+        sys.exit("--ceiling needs --pin and 1 among --threads (its runs are compared with the pinned 1-thread run)")
     bins = []
     for spec in args.bin:
         label, path = spec.split("=", 1)
@@ -91,6 +135,15 @@ def main():
                     print(f"{os.path.basename(trace)} {label} threads={n}: {r['wall_s']:.2f} s, "
                           f"{size / 1e6 / r['wall_s']:.1f} MB/s, cpu {r['cpu_s']:.2f} s, load {loadavg():.1f}",
                           file=sys.stderr)
+                if args.ceiling:
+                    label, path, _ = next(b for b in bins if not b[2])
+                    for n in (n for n in threads if n > 1):
+                        runs = [([path, "ingest", trace, "-o", os.path.join(scratch, f"c{i}.tracetable"), "--force",
+                                  "-q", "--memory-budget", args.budget, "--threads", "1"], str(i)) for i in range(n)]
+                        walls = [r["wall_s"] for r in timed_at_once(runs)]
+                        t.setdefault("ceiling", []).append({"bin": label, "cores": n, "rep": rep, "walls": walls})
+                        print(f"{os.path.basename(trace)} {label} {n} one-thread runs at once: "
+                              + ", ".join(f"{w:.2f}" for w in walls) + " s", file=sys.stderr)
                 t["loads"].append(loadavg())
             doc["traces"].append(t)
     finally:
@@ -129,6 +182,7 @@ def main():
                          f"{cpu / gb:.1f} | {cpu / gb / scan_cpu_gb:.1f} | {cpu / gb / warm_cpu_gb:.0f} | "
                          f"{first / wall:.2f}× | {rss:.0f} |")
         L.append("")
+        L += ceiling_lines(t)
     with open(args.out, "w") as f:
         f.write("\n".join(L))
     print("\n".join(L))
