@@ -22,7 +22,6 @@
 #include "store/file_list.h"
 #include "store/internal_key.h"
 #include "store/pread_env.h"
-#include "store/run_parts.h"
 
 namespace tracetable {
 namespace fs = std::filesystem;
@@ -264,20 +263,20 @@ absl::Status SortedRuns::AddSmall(std::vector<std::pair<std::string, std::string
     full.swap(small_);
     small_bytes_ = 0;
   }
-  return WriteSmall(std::move(full), 1);
+  return WriteSmall(std::move(full));
 }
 
-absl::Status SortedRuns::FlushSmall(int parts) {
+absl::Status SortedRuns::FlushSmall() {
   std::vector<std::pair<std::string, std::string>> small;
   {
     std::lock_guard<std::mutex> lock(small_mu_);
     small.swap(small_);
     small_bytes_ = 0;
   }
-  return WriteSmall(std::move(small), parts);
+  return WriteSmall(std::move(small));
 }
 
-absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::string>> records, int parts) {
+absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::string>> records) {
   if (records.empty()) return absl::OkStatus();
   std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   // Where the files closed so far begin: a stretch is cut before each.
@@ -287,37 +286,9 @@ absl::Status SortedRuns::WriteSmall(std::vector<std::pair<std::string, std::stri
     for (const Run& r : runs_) starts.push_back(r.smallest);
   }
   std::sort(starts.begin(), starts.end());
-  // Parts of about equal bytes, each a file (or more) of its own: at least
-  // twice the seal's small-file size before compression, so that the seal
-  // adopts them as they are.
-  uint64_t total = 0;
-  for (const auto& [key, value] : records) total += key.size() + value.size();
-  const uint64_t fit = std::max<uint64_t>(total / std::max<uint64_t>(2 * small_file_bytes_, 1), 1);
-  const size_t n = static_cast<size_t>(std::clamp<uint64_t>(parts, 1, fit));
-  std::vector<size_t> cuts = {0};
-  uint64_t sum = 0;
-  for (size_t i = 0; i < records.size() && cuts.size() < n; ++i) {
-    sum += records[i].first.size() + records[i].second.size();
-    if (sum * n >= total * cuts.size()) cuts.push_back(i + 1);
-  }
-  cuts.push_back(records.size());
-  std::vector<absl::Status> status(cuts.size() - 1);
-  RunParts(status.size(), "tt-small", [&](size_t p) {
-    status[p] = WriteStretch(records.data() + cuts[p], records.data() + cuts[p + 1], starts);
-  });
-  for (const absl::Status& s : status) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SortedRuns::WriteStretch(const std::pair<std::string, std::string>* first,
-                                      const std::pair<std::string, std::string>* last,
-                                      const std::vector<std::string>& starts) {
   std::unique_ptr<RunWriter::OpenFile> file;
   const std::string* previous = nullptr;
-  for (const auto* r = first; r != last; ++r) {
-    const auto& [key, value] = *r;
+  for (const auto& [key, value] : records) {
     if (previous) {
       auto next_start = std::upper_bound(starts.begin(), starts.end(), *previous);
       const bool cut = !SameKeySpace(key, *previous) ||

@@ -113,12 +113,10 @@ class SortedRuns {
   // that no other file's range cuts, at Seal() or when they pass
   // `small_bytes` (set_small_bytes). Thread-safe.
   absl::Status AddSmall(std::vector<std::pair<std::string, std::string>> records);
-  // Writes the small records held so far now (Seal() writes those added
-  // later): once their producers are done, threads with nothing else to do
-  // can take this off the end of the ingest. They are cut into up to
-  // `parts` ranges of about equal bytes, none under the seal's small-file
-  // size, each written on a thread of its own (the first on this one).
-  absl::Status FlushSmall(int parts = 1);
+  // Writes the small records held so far now, on the calling thread (Seal()
+  // writes those added later): once their producers are done, a thread
+  // with nothing else to do can take this off the end of the ingest.
+  absl::Status FlushSmall();
   void set_small_bytes(uint64_t bytes) { small_limit_ = bytes; }
 
   // The newest value of `key` in closed files: NotFound if none or deleted.
@@ -166,11 +164,7 @@ class SortedRuns {
   static void RemoveFiles(const std::vector<const Run*>& runs);
 
   static constexpr size_t kMaxMergeInputs = 64;
-  absl::Status WriteSmall(std::vector<std::pair<std::string, std::string>> records, int parts);
-  // Sorted records into files, cut where a closed file begins (`starts`).
-  absl::Status WriteStretch(const std::pair<std::string, std::string>* first,
-                            const std::pair<std::string, std::string>* last,
-                            const std::vector<std::string>& starts);
+  absl::Status WriteSmall(std::vector<std::pair<std::string, std::string>> records);
 
   std::string dir_;
   uint64_t max_file_bytes_ = 64 << 20;

@@ -989,12 +989,11 @@ absl::Status TableBuilder::Finish() {
   // Short tracks' tiles, held since the tiles were built: written beside
   // the indexes, not alone at the seal (gen 1M: every track is short, 12.5
   // MiB, 0.04 s on one core at the very end), nor after the flow index
-  // (Kineto 10M: 0.02 s on one core), on as many threads as tiles: they
-  // end the ingest when the indexes are small (gen 1M).
+  // (Kineto 10M: 0.02 s on one core).
   absl::Status small_status;
   std::thread small([&] {
     NameThisThread("tt-small");
-    small_status = runs_->FlushSmall(TileThreads());
+    small_status = runs_->FlushSmall();
   });
   absl::Status st = WriteFlowIndex();
   flow_index_.reset();

@@ -267,39 +267,6 @@ void SmallRecordsBetweenFiles(uint64_t small_bytes) {
 TEST(SortedRuns, SmallRecordsFillTheGapsBetweenFiles) { SmallRecordsBetweenFiles(64 << 20); }
 TEST(SortedRuns, SmallRecordsWrittenEarlyStillReadBack) { SmallRecordsBetweenFiles(4 << 10); }
 
-// FlushSmall(parts) cuts the held records into up to `parts` ranges of
-// about equal bytes, written on as many threads: fewer when a range would
-// be under twice the seal's small-file size, so that every file is adopted
-// as it is. The table reads back the same at any count.
-TEST(SortedRuns, SmallRecordsFlushedInPartsAreAdoptedAsTheyAre) {
-  for (int parts : {1, 3, 64}) {
-    ScratchDir scratch("small_parts" + std::to_string(parts));
-    SortedRuns runs(scratch.dir);
-    runs.set_file_sizes(1 << 20, 8 << 10);
-    std::mt19937 rng(parts);
-    Model model;
-    uint64_t bytes = 0;
-    for (uint32_t track = 0; track < 300; ++track) {
-      std::vector<std::pair<std::string, std::string>> small;
-      for (uint32_t r = 0; r < 5; ++r) {
-        const std::string k = absl::StrFormat("T%04u-%08u", track, r), value = RandomValue(rng);
-        model[k] = value;
-        bytes += k.size() + value.size();
-        small.emplace_back(k, value);
-      }
-      ASSERT_TRUE(runs.AddSmall(std::move(small)).ok());
-    }
-    ASSERT_TRUE(runs.FlushSmall(parts).ok());
-    ASSERT_TRUE(runs.Seal(NoTick).ok());
-    EXPECT_EQ(ReadTable(scratch.dir), model) << parts;
-    EXPECT_EQ(runs.bytes_copied(), 0u) << parts;
-    auto list = ReadFileList(scratch.dir);
-    ASSERT_TRUE(list.ok()) << list.status();
-    const uint64_t fit = bytes / (16 << 10);  // 10 for these 171 KB
-    EXPECT_EQ(list->size(), std::min<uint64_t>(parts, fit)) << parts;
-  }
-}
-
 TEST(SortedRuns, AnEmptyTableSealsToAnEmptyFileList) {
   ScratchDir scratch("empty");
   SortedRuns runs(scratch.dir);
