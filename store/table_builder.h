@@ -8,8 +8,9 @@
 // (store/track_pool.h) that lays out lanes, builds the summary tiles, sorts
 // the track's events by storage level and writes their tiles (indexing their
 // names: store/search_index_writer.h); memory events also feed the memory
-// profile stage (store/memory_profile_builder.h), whose counter samples join
-// the merge before tiles are written; then it writes the search index, the
+// profile stage (store/memory_profile_builder.h), derived on a thread of its
+// own while the main records sort; its counter samples, on tracks of their
+// own, are sorted apart and read with them; then it writes the search index, the
 // string table, resources and metadata, seals the files (store/sorted_runs.h:
 // each producer writes its records straight into sorted files, and only
 // files that overlap or are small are merged) and renames the directory
@@ -182,6 +183,8 @@ class TableBuilder : public EventSink {
   uint64_t StringBytes() const;
   // Gives `r` the next event id (read order), or fails past kMaxEventIds.
   absl::Status TakeId(SortRecord* r);
+  using MainSorter = ExternalSorter<SortRecord, TrackTimeOrder>;
+
   // Takes the string tables' growth out of the record sorters' shares of
   // the budget (they spill sooner and give the pages back).
   absl::Status ChargeStrings();
@@ -199,7 +202,8 @@ class TableBuilder : public EventSink {
   // B/E into the record (see SortRecord) until they are matched.
   absl::Status NoteThreadTime(const Event& e, SortRecord* r);
   absl::Status WriteThreadTimes();
-  absl::Status DeriveMemoryProfile();
+  // Adds the profile's counters to `counters`; runs beside the main sort.
+  absl::Status DeriveMemoryProfile(MainSorter* counters);
   // Threads building tiles, and writing the flow and search indexes.
   int TileThreads() const;
   absl::Status WriteTiles();
@@ -229,7 +233,6 @@ class TableBuilder : public EventSink {
   // Argument blocks rewritten by MergeArgs, by block (nullopt: now empty).
   absl::btree_map<uint64_t, std::optional<std::string>> merged_args_;
   uint64_t merged_args_bytes_ = 0;
-  using MainSorter = ExternalSorter<SortRecord, TrackTimeOrder>;
   std::unique_ptr<MainSorter> main_;
   std::unique_ptr<ExternalSorter<SortRecord, LessFn<MatchLess>>> match_;
   std::unique_ptr<ExternalSorter<ThreadTimeRecord, LessFn<IdLess>>> thread_times_;
