@@ -204,6 +204,14 @@ class TableBuilder : public EventSink {
   absl::Status WriteThreadTimes();
   // Adds the profile's counters to `counters`; runs beside the main sort.
   absl::Status DeriveMemoryProfile(MainSorter* counters);
+  // One track's sorted records and the sorter holding them.
+  struct TrackRecords {
+    const MainSorter* sorter;
+    MainSorter::Group group;
+  };
+  // Sorts the main records while the memory profile (if any) is derived
+  // into `*counters`, and lists every track's records in track order.
+  absl::StatusOr<std::vector<TrackRecords>> SortTracks(std::unique_ptr<MainSorter>* counters);
   // Threads building tiles, and writing the flow and search indexes.
   int TileThreads() const;
   absl::Status WriteTiles();
