@@ -29,6 +29,11 @@ N × the one-thread wall / the slowest of those is what N cores of this
 machine give N processes that share nothing but the machine (on a VM,
 often well under N; see bench/tools/pair_ceiling.sh), the bound for the
 speed-up column.
+With --pause S, every timed run starts after S seconds idle. This VM hands
+memory freed by a process back to its host about 2 s later, and touching
+fresh memory then costs 10× more or worse (1.4–1.9 against 0.06–0.12
+ms/MB in tt_first_touch: docs/performance.md, s44): back-to-back runs measure an ingest after
+another one; paused runs, a user's first ingest on an idle machine.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -94,6 +99,8 @@ def main():
     ap.add_argument("--ceiling", action="store_true",
                     help="also run, each round and for each N > 1, N one-thread ingests of the first "
                          "binary at once, one per core: what N cores give N independent processes")
+    ap.add_argument("--pause", type=float, default=0,
+                    help="seconds idle before every timed run (fresh memory as in a first ingest)")
     ap.add_argument("--out", required=True, help="markdown report (a .json twin is written too)")
     ap.add_argument("traces", nargs="+")
     args = ap.parse_args()
@@ -129,6 +136,7 @@ def main():
                 for label, path, n in (configs if rep % 2 == 0 else configs[::-1]):
                     cmd = [path, "ingest", trace, "-o", os.path.join(scratch, "t.tracetable"), "--force", "-q",
                            "--memory-budget", args.budget] + ([] if n is None else ["--threads", str(n)])
+                    time.sleep(args.pause)
                     r = timed(cmd, n if args.pin and n else None)
                     r.update({"bin": label, "threads": n, "rep": rep, "cmd": " ".join(cmd), "pinned": bool(args.pin and n)})
                     t["runs"].append(r)
@@ -140,6 +148,7 @@ def main():
                     for n in (n for n in threads if n > 1):
                         runs = [([path, "ingest", trace, "-o", os.path.join(scratch, f"c{i}.tracetable"), "--force",
                                   "-q", "--memory-budget", args.budget, "--threads", "1"], str(i)) for i in range(n)]
+                        time.sleep(args.pause)
                         walls = [r["wall_s"] for r in timed_at_once(runs)]
                         t.setdefault("ceiling", []).append({"bin": label, "cores": n, "rep": rep, "walls": walls})
                         print(f"{os.path.basename(trace)} {label} {n} one-thread runs at once: "
@@ -154,6 +163,7 @@ def main():
     L = [f"# Ingest against parse threads", "", f"`{doc['argv']}`", "",
          f"{doc['started']} – {doc['finished']}, {doc['nproc']} cores"
          + (", each run of N threads pinned to N cores (taskset)" if args.pin else "")
+         + (f", {args.pause:g} s idle before every run" if args.pause else "")
          + f", medians of {args.reps} rounds in ABBA order; "
          "MB/s = 10⁶ input bytes / wall; CPU = user + sys.", ""]
     for t in doc["traces"]:
