@@ -31,9 +31,10 @@ often well under N; see bench/tools/pair_ceiling.sh), the bound for the
 speed-up column.
 With --pause S, every timed run starts after S seconds idle. This VM hands
 memory freed by a process back to its host about 2 s later, and touching
-fresh memory then costs 10× more or worse (1.4–1.9 against 0.06–0.12
-ms/MB in tt_first_touch: docs/performance.md, s44): back-to-back runs measure an ingest after
-another one; paused runs, a user's first ingest on an idle machine.
+it again then costs 10× more or worse (1.4–1.9 against 0.06–0.12 ms/MB in
+tt_first_touch: docs/performance.md, s44). Back-to-back runs measure an
+ingest right after another one; paused runs, a user's first ingest on an
+idle machine.
 """
 import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
