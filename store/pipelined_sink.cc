@@ -14,10 +14,13 @@ namespace {
 
 using pipeline::Batch;
 using pipeline::Op;
+using pipeline::OpTexts;
 
-// About 0.85 MB of Ops: small enough that the batches of runs in flight, each
-// partly filled, cost little beyond their text.
+// About 0.46 MB of Ops: small enough that the batches of runs in flight, each
+// partly filled, cost little beyond their args.
 constexpr size_t kBatchOps = 4096;
+// A batch's args are ~0.1–1 MB (gen 1M, Kineto); more is not kept for reuse.
+constexpr size_t kKeptArgsBytes = size_t{4} << 20;
 
 // Asks for the cache lines of [p, p + bytes): ops cross between cores, so
 // each side fetches ahead what it touches next (for writing, or reading).
@@ -49,19 +52,25 @@ Op& ProducerSink::Push(Op::Type type) {
   if (batch_->used >= kBatchOps) Send();
   if (batch_->used == batch_->ops.size()) batch_->ops.emplace_back();
   Op& op = batch_->ops[batch_->used++];
-  // A recycled batch's ops were last written on the building thread's
-  // core: the op 8 ahead, then the argument buffer of the op 4 ahead (whose
-  // own lines, holding that buffer's address, were asked for 4 ops ago).
+  // A recycled batch's ops were last read on the building thread's core.
   const size_t n = batch_->ops.size();
   if (batch_->used + 8 < n) FetchLines<true>(&batch_->ops[batch_->used + 8], sizeof(Op));
-  if (batch_->used + 4 < n) FetchLines<true>(batch_->ops[batch_->used + 4].c.data(), 1);
   op.type = type;
   op.pid_number = op.tid_number = true;
+  op.text = Op::kNoText;
   op.number = 0;
-  op.a.clear();
-  op.b.clear();
-  op.c.clear();
   return op;
+}
+
+OpTexts& ProducerSink::TextsOf(Op& op) {
+  Batch& b = *batch_;
+  if (b.texts_used == b.texts.size()) b.texts.emplace_back();
+  op.text = static_cast<uint32_t>(b.texts_used);
+  OpTexts& t = b.texts[b.texts_used++];
+  t.a.clear();
+  t.b.clear();
+  t.c.clear();
+  return t;
 }
 
 void ProducerSink::Send() {
@@ -83,9 +92,9 @@ void ProducerSink::EndSlot() {
 }
 
 void ProducerSink::BeginInput(std::string_view path, std::string_view host) {
-  Op& op = Push(Op::kBeginInput);
-  op.a = std::string(path);
-  op.b = std::string(host);
+  OpTexts& t = TextsOf(Push(Op::kBeginInput));
+  t.a = path;
+  t.b = host;
 }
 
 uint32_t ProducerSink::Intern(std::string_view s) {
@@ -136,11 +145,12 @@ uint32_t ProducerSink::Track(Op::Type type, IdToken pid, std::string_view x, IdT
   if (inserted) {
     ++next_track_;
     Op& op = Push(type);
-    op.a = std::string(pid.text);
     op.pid_number = pid.is_number;
-    op.b = type == Op::kThreadTrack ? std::string(tid.text) : std::string(x);
     op.tid_number = tid.is_number;
-    op.c = std::string(y);
+    OpTexts& t = TextsOf(op);
+    t.a = pid.text;
+    t.b = type == Op::kThreadTrack ? tid.text : x;
+    t.c = y;
   }
   return it->second;
 }
@@ -165,55 +175,63 @@ uint32_t ProducerSink::InstantTrack(IdToken pid, bool global) {
 
 void ProducerSink::SetProcessName(IdToken pid, std::string_view name) {
   Op& op = Push(Op::kProcessName);
-  op.a = std::string(pid.text);
   op.pid_number = pid.is_number;
-  op.b = std::string(name);
+  OpTexts& t = TextsOf(op);
+  t.a = pid.text;
+  t.b = name;
 }
 
 void ProducerSink::SetProcessSortIndex(IdToken pid, int64_t index) {
   Op& op = Push(Op::kProcessSortIndex);
-  op.a = std::string(pid.text);
   op.pid_number = pid.is_number;
   op.number = index;
+  TextsOf(op).a = pid.text;
 }
 
 void ProducerSink::AddProcessLabel(IdToken pid, std::string_view label) {
   Op& op = Push(Op::kProcessLabel);
-  op.a = std::string(pid.text);
   op.pid_number = pid.is_number;
-  op.b = std::string(label);
+  OpTexts& t = TextsOf(op);
+  t.a = pid.text;
+  t.b = label;
 }
 
 void ProducerSink::SetThreadName(IdToken pid, IdToken tid, std::string_view name) {
   Op& op = Push(Op::kThreadName);
-  op.a = std::string(pid.text);
   op.pid_number = pid.is_number;
-  op.b = std::string(tid.text);
   op.tid_number = tid.is_number;
-  op.c = std::string(name);
+  OpTexts& t = TextsOf(op);
+  t.a = pid.text;
+  t.b = tid.text;
+  t.c = name;
 }
 
 void ProducerSink::SetThreadSortIndex(IdToken pid, IdToken tid, int64_t index) {
   Op& op = Push(Op::kThreadSortIndex);
-  op.a = std::string(pid.text);
   op.pid_number = pid.is_number;
-  op.b = std::string(tid.text);
   op.tid_number = tid.is_number;
   op.number = index;
+  OpTexts& t = TextsOf(op);
+  t.a = pid.text;
+  t.b = tid.text;
 }
 
 void ProducerSink::SetInputField(std::string_view key, std::string_view json) {
-  Op& op = Push(Op::kInputField);
-  op.a = std::string(key);
-  op.b = std::string(json);
+  OpTexts& t = TextsOf(Push(Op::kInputField));
+  t.a = key;
+  t.b = json;
 }
 
 absl::Status ProducerSink::Add(const Event& event) {
+  if (event.args_json.size() > UINT32_MAX) {
+    return absl::InvalidArgumentError("an event's arguments are over 4 GiB of JSON");
+  }
   Op& op = Push(Op::kEvent);
   op.event = event;
   op.event.args_json = {};
-  // assign, not a new string: the Op's string keeps its capacity (see Batch).
-  if (!event.args_json.empty()) op.c.assign(event.args_json.data(), event.args_json.size());
+  op.number = static_cast<int64_t>(batch_->args.size());
+  op.text = static_cast<uint32_t>(event.args_json.size());
+  batch_->args.append(event.args_json.data(), event.args_json.size());
   // Checked once per batch: a failed consumer stops the reader soon.
   if (batch_->used == 1) return queue_->failure();
   return absl::OkStatus();
@@ -221,11 +239,11 @@ absl::Status ProducerSink::Add(const Event& event) {
 
 void ProducerSink::CountSkipped(std::string_view reason, uint64_t n) {
   Op& op = Push(Op::kSkipped);
-  op.a = std::string(reason);
   op.number = static_cast<int64_t>(n);
+  TextsOf(op).a = reason;
 }
 
-void ProducerSink::Warn(std::string_view message) { Push(Op::kWarn).a = std::string(message); }
+void ProducerSink::Warn(std::string_view message) { TextsOf(Push(Op::kWarn)).a = message; }
 
 PipelineQueue::PipelineQueue(SharedStrings* strings, size_t max_batches)
     : strings_(strings), max_batches_(max_batches) {}
@@ -319,6 +337,10 @@ std::unique_ptr<Batch> PipelineQueue::NewBatch(int producer) {
   }
   b->producer = producer;
   b->used = 0;
+  b->texts_used = 0;
+  // A batch that carried huge arguments does not keep their room.
+  if (b->args.capacity() > kKeptArgsBytes) std::string().swap(b->args);
+  b->args.clear();
   return b;
 }
 
@@ -379,12 +401,12 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
     if (i + 16 < batch.used) FetchLines<false>(&batch.ops[i + 16], sizeof(Op));
     if (i + 8 < batch.used) {
       const Op& next = batch.ops[i + 8];
-      FetchLines<false>(next.c.data(), std::min<size_t>(next.c.size(), 256));
-      // And the names' ids, in two steps, the second needing the first: an
-      // event's name misses the cache in both tables (perf, gen 10M: 3.7% of
-      // all CPU on two loads).
-      if (next.type == Op::kEvent && next.event.name < tr.strings.size()) {
-        __builtin_prefetch(&tr.strings[next.event.name]);
+      if (next.type == Op::kEvent) {
+        FetchLines<false>(batch.args.data() + next.number, std::min<size_t>(next.text, 256));
+        // And the names' ids, in two steps, the second needing the first:
+        // an event's name misses the cache in both tables (perf, gen 10M:
+        // 3.7% of all CPU on two loads).
+        if (next.event.name < tr.strings.size()) __builtin_prefetch(&tr.strings[next.event.name]);
       }
     }
     if (i + 4 < batch.used && batch.ops[i + 4].type == Op::kEvent &&
@@ -392,11 +414,17 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
       sink->PrefetchName(tr.strings[batch.ops[i + 4].event.name]);
     }
     Op& op = batch.ops[i];
-    const IdToken pid{op.a, op.pid_number};
-    const IdToken tid{op.b, op.tid_number};
+    if (op.type == Op::kEvent) {
+      if (absl::Status s = ApplyEvent(sink, tr, op, batch.args); !s.ok()) return s;
+      continue;
+    }
+    static const OpTexts kNoTexts;
+    const OpTexts& t = op.text == Op::kNoText ? kNoTexts : batch.texts[op.text];
+    const IdToken pid{t.a, op.pid_number};
+    const IdToken tid{t.b, op.tid_number};
     switch (op.type) {
       case Op::kBeginInput:
-        sink->BeginInput(op.a, op.b);
+        sink->BeginInput(t.a, t.b);
         input_ = sink->current_input();
         offset_ps_ = 0;
         break;
@@ -425,58 +453,61 @@ absl::Status PipelineQueue::Apply(TableBuilder* sink, Translation& tr, Batch& ba
         tr.tracks.push_back(sink->ThreadTrack(pid, tid));
         break;
       case Op::kCounterTrack:
-        tr.tracks.push_back(sink->CounterTrack(pid, op.b, op.c));
+        tr.tracks.push_back(sink->CounterTrack(pid, t.b, t.c));
         break;
       case Op::kAsyncTrack:
-        tr.tracks.push_back(sink->AsyncTrack(pid, op.b));
+        tr.tracks.push_back(sink->AsyncTrack(pid, t.b));
         break;
       case Op::kInstantTrack:
-        tr.tracks.push_back(sink->InstantTrack(pid, op.b == "g"));
+        tr.tracks.push_back(sink->InstantTrack(pid, t.b == "g"));
         break;
       case Op::kProcessName:
-        sink->SetProcessName(pid, op.b);
+        sink->SetProcessName(pid, t.b);
         break;
       case Op::kProcessSortIndex:
         sink->SetProcessSortIndex(pid, op.number);
         break;
       case Op::kProcessLabel:
-        sink->AddProcessLabel(pid, op.b);
+        sink->AddProcessLabel(pid, t.b);
         break;
       case Op::kThreadName:
-        sink->SetThreadName(pid, tid, op.c);
+        sink->SetThreadName(pid, tid, t.c);
         break;
       case Op::kThreadSortIndex:
         sink->SetThreadSortIndex(pid, tid, op.number);
         break;
       case Op::kInputField:
-        sink->SetInputField(op.a, op.b);
+        sink->SetInputField(t.a, t.b);
         break;
       case Op::kSkipped:
-        sink->CountSkipped(op.a, static_cast<uint64_t>(op.number));
+        sink->CountSkipped(t.a, static_cast<uint64_t>(op.number));
         break;
       case Op::kWarn:
-        sink->Warn(op.a);
+        sink->Warn(t.a);
         break;
-      case Op::kEvent: {
-        Event e = op.event;
-        e.track = tr.tracks[e.track];
-        e.name = tr.strings[e.name];
-        e.cat = tr.strings[e.cat];
-        e.flow_id = FlowOf(tr.strings, e.flow_id);
-        e.flow_in = FlowOf(tr.strings, e.flow_in);
-        e.flow_out = FlowOf(tr.strings, e.flow_out);
-        const __int128 ts = static_cast<__int128>(e.ts) + offset_ps_;
-        if (ts > INT64_MAX / 2 || ts < INT64_MIN / 2) {
-          return absl::OutOfRangeError("timestamps of the inputs are too far apart for one table");
-        }
-        e.ts = static_cast<int64_t>(ts);
-        e.args_json = op.c;
-        if (absl::Status s = sink->Add(e); !s.ok()) return s;
-        break;
-      }
+      case Op::kEvent:
+        break;  // above
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status PipelineQueue::ApplyEvent(TableBuilder* sink, const Translation& tr, const Op& op,
+                                       const std::string& args) {
+  Event e = op.event;
+  e.track = tr.tracks[e.track];
+  e.name = tr.strings[e.name];
+  e.cat = tr.strings[e.cat];
+  e.flow_id = FlowOf(tr.strings, e.flow_id);
+  e.flow_in = FlowOf(tr.strings, e.flow_in);
+  e.flow_out = FlowOf(tr.strings, e.flow_out);
+  const __int128 ts = static_cast<__int128>(e.ts) + offset_ps_;
+  if (ts > INT64_MAX / 2 || ts < INT64_MIN / 2) {
+    return absl::OutOfRangeError("timestamps of the inputs are too far apart for one table");
+  }
+  e.ts = static_cast<int64_t>(ts);
+  e.args_json = std::string_view(args.data() + op.number, op.text);
+  return sink->Add(e);
 }
 
 }  // namespace tracetable
