@@ -219,7 +219,8 @@ class PipelineQueue {
   // Applied batches, for producers to fill again. Parallel runs queue
   // without waiting (up to ~8 runs of ~3 batches), so a list capped at
   // max_batches_ + 2 freed most of them and the producers allocated new
-  // ones (832 KB each: gen 10M made 170, each page cleared by the kernel).
+  // ones (832 KB of ops each then: gen 10M made 170, each page cleared by
+  // the kernel).
   static constexpr size_t kMaxFreeBatches = 64;
   // Keeps an applied or discarded batch for reuse, within the cap. Needs mu_.
   void KeepForReuse(std::unique_ptr<pipeline::Batch> batch);
