@@ -145,6 +145,7 @@ absl::Status TableBuilder::Open() {
   // holding at most kWarmAheadBytes more than is used. A budget under 512
   // MiB asks for memory over speed (as KeepIngestHeapWarm, cli/common.cc).
   if (options_.memory_budget >= (size_t{512} << 20)) main_->WarmAhead(kWarmAheadBytes);
+  main_->PartitionByGroupFirst();
   match_ = std::make_unique<ExternalSorter<SortRecord, LessFn<MatchLess>>>(temp_dir_ + "-spill/match", LessFn<MatchLess>{},
                                             records / 8);
   // Few traces have thread time; those that do have it on most events.
@@ -764,6 +765,7 @@ absl::StatusOr<std::vector<TableBuilder::TrackRecords>> TableBuilder::SortTracks
     const size_t room = main_->max_records() - std::min(main_->max_records(), main_->buffered());
     *counters = std::make_unique<MainSorter>(temp_dir_ + "-spill/counters", TrackTimeOrder{},
                                              std::max(room, options_.memory_budget / 32 / sizeof(SortRecord)));
+    (*counters)->PartitionByGroupFirst();
     memory_thread = std::thread([&] {
       NameThisThread("tt-memory");
       memory_status = DeriveMemoryProfile(counters->get());
