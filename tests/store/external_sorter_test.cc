@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -188,7 +189,8 @@ TEST(ExternalSorter, GroupsReadAloneGiveEachTracksRecordsInOrder) {
 // in time broken by duration and id across the buffer's parts, and a few
 // out of order; with track ids that need one radix pass, two, or more (then
 // each part is sorted whole), and with so many small tracks that the
-// buffer is sorted in halves after all; in memory and with runs spilled.
+// buffer is sorted in halves after all; in memory and with runs spilled;
+// and with each track's first record its last in time.
 TEST(ExternalSorter, PartitionedByGroupReadsAsSortedWhole) {
   struct Case {
     const char* name;
@@ -198,7 +200,7 @@ TEST(ExternalSorter, PartitionedByGroupReadsAsSortedWhole) {
   };
   for (const Case& c : {Case{"one byte", 40, 1, 1 << 20}, Case{"two bytes", 300, 1, 1 << 20},
                         Case{"wide ids", 5, 40000, 1 << 20}, Case{"small tracks", 30000, 1, 1 << 20},
-                        Case{"spilled", 300, 1, 50000}}) {
+                        Case{"spilled", 300, 1, 50000}, Case{"late first", 40, 1, 1 << 20}}) {
     SCOPED_TRACE(c.name);
     std::mt19937 rng(7);
     std::vector<SortRecord> in(200000);
@@ -209,6 +211,9 @@ TEST(ExternalSorter, PartitionedByGroupReadsAsSortedWhole) {
       in[i].track = t * c.track_step;
       clock[t] += rng() % 3;
       in[i].ts = rng() % 100 == 0 ? clock[t] - static_cast<int64_t>(rng() % 50) : clock[t];
+      // "late first": each track's first record is its last in time, so
+      // every later one is out of place behind it.
+      if (std::string_view(c.name) == "late first" && clock[t] < 3) in[i].ts = int64_t{1} << 40;
       in[i].dur = rng() % 4;
       in[i].id = i + 1;
     }
