@@ -155,6 +155,19 @@ class SliceCursor {
   bool failed_ = false;
 };
 
+// One stable pass of an LSD radix sort: moves src[0, n) to dst in the order
+// of byte `d` of key(record), whose counts are given.
+template <typename Record, typename Count, typename KeyFn>
+void RadixPass(const Record* src, Record* dst, size_t n, int d, const std::array<Count, 256>& counts, KeyFn key) {
+  std::array<Count, 256> pos;
+  Count sum = 0;
+  for (int b = 0; b < 256; ++b) {
+    pos[b] = sum;
+    sum += counts[b];
+  }
+  for (size_t i = 0; i < n; ++i) dst[pos[(key(src[i]) >> (8 * d)) & 0xFF]++] = src[i];
+}
+
 // LSD radix sort by bytes of the key, skipping bytes all keys share. Needs a
 // scratch copy of the range while it sorts.
 template <typename Less, typename Record>
@@ -170,13 +183,7 @@ void RadixSort(Record* data, size_t n) {
   Record* dst = scratch.data();
   for (int d = 0; d < 8; ++d) {
     if (std::find(counts[d].begin(), counts[d].end(), n) != counts[d].end()) continue;
-    std::array<size_t, 256> pos;
-    size_t sum = 0;
-    for (int b = 0; b < 256; ++b) {
-      pos[b] = sum;
-      sum += counts[d][b];
-    }
-    for (size_t i = 0; i < n; ++i) dst[pos[(Less::Key(src[i]) >> (8 * d)) & 0xFF]++] = src[i];
+    RadixPass(src, dst, n, d, counts[d], [](const Record& r) { return uint64_t{Less::Key(r)}; });
     std::swap(src, dst);
   }
   if (src != data) std::memcpy(static_cast<void*>(data), src, n * sizeof(Record));
@@ -271,13 +278,7 @@ std::optional<std::vector<std::pair<uint64_t, uint64_t>>> SortByGroupFirst(Recor
   Record* dst = scratch;
   for (int d = 0; d < 2; ++d) {
     if (((differ >> (8 * d)) & 0xFF) == 0) continue;
-    std::array<uint32_t, 256> pos;
-    uint32_t sum = 0;
-    for (int b = 0; b < 256; ++b) {
-      pos[b] = sum;
-      sum += counts[d][b];
-    }
-    for (size_t i = 0; i < n; ++i) dst[pos[(Less::Group(src[i]) >> (8 * d)) & 0xFF]++] = src[i];
+    RadixPass(src, dst, n, d, counts[d], [](const Record& r) { return uint64_t{Less::Group(r)}; });
     std::swap(src, dst);
   }
   std::vector<std::pair<uint64_t, uint64_t>> starts = GroupStarts<Less>(src, src + n);
