@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <concepts>
 #include <cerrno>
 #include <cstdint>
@@ -304,17 +305,23 @@ struct SortedSegment {
 // segment, so the extra memory is bounded however many records there are;
 // the segments are then merged like runs, whole spans at a time where one
 // segment's records of a group all precede the next's (MergeCursors).
+// Returns nothing, leaving `v` partly sorted, as soon as a segment holds
+// more than `segment` / `min_group` groups: many small groups (tracks)
+// would make as many slices to merge, so the caller sorts `v` otherwise,
+// and the segments not yet done are not partitioned for nothing.
 template <typename Less, typename Record>
-std::vector<SortedSegment> SortSegments(std::vector<Record>* v, Less less, size_t segment, bool one_thread) {
+std::optional<std::vector<SortedSegment>> SortSegments(std::vector<Record>* v, Less less, size_t segment,
+                                                       size_t min_group, bool one_thread) {
   const size_t n = v->size();
   std::vector<SortedSegment> out((n + segment - 1) / segment);
+  std::atomic<bool> too_many_groups{false};
   auto work = [&](size_t from, size_t step) {
     struct Free {
       void operator()(Record* p) const { ::operator delete(p); }
     };
     std::unique_ptr<Record, Free> scratch(
         static_cast<Record*>(::operator new(std::min(segment, n) * sizeof(Record))));
-    for (size_t k = from; k < out.size(); k += step) {
+    for (size_t k = from; k < out.size() && !too_many_groups.load(std::memory_order_relaxed); k += step) {
       Record* first = v->data() + k * segment;
       Record* last = v->data() + std::min(n, (k + 1) * segment);
       out[k].begin = k * segment;
@@ -323,19 +330,22 @@ std::vector<SortedSegment> SortSegments(std::vector<Record>* v, Less less, size_
         SortRange(first, last, less);
         starts = GroupStarts<Less>(first, last);
       }
+      // Per full segment: a short last one may hold every group.
+      if (starts->size() > segment / min_group) too_many_groups.store(true);
       out[k].starts = std::move(*starts);
     }
   };
   if (one_thread || out.size() < 2) {
     work(0, 1);
-    return out;
+  } else {
+    std::thread helper([&] {
+      NameThisThread("tt-sort");
+      work(1, 2);
+    });
+    work(0, 2);
+    helper.join();
   }
-  std::thread helper([&] {
-    NameThisThread("tt-sort");
-    work(1, 2);
-  });
-  work(0, 2);
-  helper.join();
+  if (too_many_groups.load()) return std::nullopt;
   return out;
 }
 
@@ -525,12 +535,10 @@ class ExternalSorter {
     // the sorter may hold.
     const size_t part = std::clamp<size_t>(max_records_ / 16, size_t{1} << 14, kSegmentRecords);
     if (partition_by_group_ && buffer_.size() > part / 2) {
-      segments = SortSegments(&buffer_, less_, part, one_thread_);
-      size_t slices = 0;
-      for (const SortedSegment& seg : segments) slices += seg.starts.size();
-      // Groups of a few records a part (many small tracks) would make as
-      // many slices to merge: then the buffer is sorted in halves after all.
-      if (slices > buffer_.size() / 32) segments.clear();
+      // Groups of fewer than 32 records a part (many small tracks): the
+      // buffer is sorted in halves after all.
+      std::optional<std::vector<SortedSegment>> sorted = SortSegments(&buffer_, less_, part, 32, one_thread_);
+      if (sorted) segments = std::move(*sorted);
     }
     if (segments.empty()) {
       const size_t mid = SortHalves(&buffer_, less_, one_thread_);
